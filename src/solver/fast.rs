@@ -1,0 +1,297 @@
+//! The exact solver: successive shortest augmenting paths (primal-dual, as
+//! in Jonker-Volgenant) over a slot graph that is generated lazily and
+//! searched flavor by flavor instead of slot by slot.
+//!
+//! Three facts make it fast:
+//!
+//! 1. **Lazy positions.** Costs grow with `k`, so a machine's free slots
+//!    beyond its first free position `L_m + 1` are never better than that
+//!    one. Only matched slots and one *frontier* slot per machine exist; a
+//!    new frontier appears when the old one is taken. Free slots keep dual
+//!    `v = 0`, which is what makes the unmaterialised slots dual-feasible.
+//! 2. **Distances by flavor and position.** During Dijkstra the distance of
+//!    slot `s = (m, k)` of flavor `f` is
+//!    `min_j (D_j - u_j + k * p_jf) + (a_m - v_s) = E_f(k) + w_s`.
+//!    `E_f(k)` is shared by every slot with the same `(f, k)`, so scanning a
+//!    job costs `O(sum_f K_f)` (the longest queue per flavor), not
+//!    `O(slots)`; and the best slot of a bucket `(f, k)` is the one with
+//!    the smallest `w_s`, kept in an ordered set.
+//! 3. **Lazy dual updates.** Only the jobs and slots a search touched change
+//!    their duals, so an augmentation costs what it explores.
+//!
+//! Invariants between augmentations: every `u_j + v_s <= c(j, s)`,
+//! equality on matched pairs, `v_s <= 0`, and `v_s = 0` on free slots.
+//! These are the LP optimality conditions, so the final matching is optimal.
+
+use super::{Instance, Slot, SolveError, Solution};
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+
+const NONE: u32 = u32::MAX;
+
+/// `f64` ordered by `total_cmp`, for keys in ordered sets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Key(f64);
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// All slots of one flavor at one position `k`, keyed by `w = a_m - v_s`.
+#[derive(Default)]
+struct Bucket {
+    slots: BTreeSet<(Key, u32)>,
+}
+
+impl Bucket {
+    fn min_w(&self) -> f64 {
+        self.slots.first().map_or(f64::INFINITY, |(w, _)| w.0)
+    }
+}
+
+struct FlavorState {
+    /// `buckets[k - 1]` holds the slots at position `k`.
+    buckets: Vec<Bucket>,
+    /// Cached `buckets[i].min_w()`.
+    min_w: Vec<f64>,
+    /// Dijkstra scratch: `E_f(k)` and the job that attains it.
+    envelope: Vec<f64>,
+    envelope_job: Vec<u32>,
+    /// Smallest `E_f(k) + min_w(k)` and its bucket index.
+    best: (f64, usize),
+}
+
+impl FlavorState {
+    fn ensure_position(&mut self, k: usize) {
+        while self.buckets.len() < k {
+            self.buckets.push(Bucket::default());
+            self.min_w.push(f64::INFINITY);
+            self.envelope.push(f64::INFINITY);
+            self.envelope_job.push(NONE);
+        }
+    }
+
+    fn insert(&mut self, k: usize, w: f64, slot: u32) {
+        self.ensure_position(k);
+        self.buckets[k - 1].slots.insert((Key(w), slot));
+        self.min_w[k - 1] = self.buckets[k - 1].min_w();
+    }
+
+    fn remove(&mut self, k: usize, w: f64, slot: u32) {
+        let removed = self.buckets[k - 1].slots.remove(&(Key(w), slot));
+        debug_assert!(removed, "slot missing from its bucket");
+        self.min_w[k - 1] = self.buckets[k - 1].min_w();
+    }
+
+    fn refresh_best(&mut self) {
+        let mut best = (f64::INFINITY, 0);
+        for (i, (e, w)) in self.envelope.iter().zip(&self.min_w).enumerate() {
+            let d = e + w;
+            if d < best.0 {
+                best = (d, i);
+            }
+        }
+        self.best = best;
+    }
+}
+
+struct State<'a> {
+    inst: &'a Instance,
+    flavors: Vec<FlavorState>,
+    has_machine: Vec<bool>,
+    // Per slot.
+    slot_machine: Vec<u32>,
+    slot_position: Vec<u32>,
+    slot_v: Vec<f64>,
+    slot_job: Vec<u32>,
+    slot_pred: Vec<u32>,
+    // Per job.
+    job_slot: Vec<u32>,
+    u: Vec<f64>,
+    // Dijkstra scratch, reused across augmentations.
+    scanned: Vec<(u32, f64)>,
+    popped: Vec<(u32, f64)>,
+}
+
+/// Solves `inst` exactly. See the module comment for how.
+pub fn solve(inst: &Instance) -> Result<Solution, SolveError> {
+    inst.validate()?;
+    let mut state = State::new(inst);
+    for j in 0..inst.jobs() {
+        state.augment(j as u32);
+    }
+    let slots: Vec<Slot> = state
+        .job_slot
+        .iter()
+        .map(|&s| Slot {
+            machine: state.slot_machine[s as usize] as usize,
+            position: state.slot_position[s as usize] as usize,
+        })
+        .collect();
+    let objective = inst.objective(&slots);
+    Ok(Solution { slots, objective })
+}
+
+impl<'a> State<'a> {
+    fn new(inst: &'a Instance) -> Self {
+        let mut state = State {
+            inst,
+            flavors: (0..inst.flavors)
+                .map(|_| FlavorState {
+                    buckets: Vec::new(),
+                    min_w: Vec::new(),
+                    envelope: Vec::new(),
+                    envelope_job: Vec::new(),
+                    best: (f64::INFINITY, 0),
+                })
+                .collect(),
+            has_machine: vec![false; inst.flavors],
+            slot_machine: Vec::new(),
+            slot_position: Vec::new(),
+            slot_v: Vec::new(),
+            slot_job: Vec::new(),
+            slot_pred: Vec::new(),
+            job_slot: vec![NONE; inst.jobs()],
+            u: vec![0.0; inst.jobs()],
+            scanned: Vec::new(),
+            popped: Vec::new(),
+        };
+        for (m, machine) in inst.machines.iter().enumerate() {
+            state.has_machine[machine.flavor] = true;
+            state.new_frontier(m, 1);
+        }
+        state
+    }
+
+    fn new_frontier(&mut self, machine: usize, k: usize) {
+        let slot = self.slot_machine.len() as u32;
+        self.slot_machine.push(machine as u32);
+        self.slot_position.push(k as u32);
+        self.slot_v.push(0.0);
+        self.slot_job.push(NONE);
+        self.slot_pred.push(NONE);
+        let m = &self.inst.machines[machine];
+        self.flavors[m.flavor].insert(k, m.free_in, slot);
+    }
+
+    fn w(&self, slot: u32) -> f64 {
+        let m = self.slot_machine[slot as usize] as usize;
+        self.inst.machines[m].free_in - self.slot_v[slot as usize]
+    }
+
+    fn usable(&self, job: u32, f: usize) -> Option<f64> {
+        if self.has_machine[f] {
+            self.inst.time(job as usize, f)
+        } else {
+            None
+        }
+    }
+
+    /// Relaxes every bucket from `job`, reached at distance `dist`.
+    fn scan(&mut self, job: u32, dist: f64) {
+        self.scanned.push((job, dist));
+        let base = dist - self.u[job as usize];
+        for f in 0..self.inst.flavors {
+            let Some(p) = self.usable(job, f) else {
+                continue;
+            };
+            let fs = &mut self.flavors[f];
+            for (i, (e, arg)) in fs
+                .envelope
+                .iter_mut()
+                .zip(fs.envelope_job.iter_mut())
+                .enumerate()
+            {
+                let d = base + (i + 1) as f64 * p;
+                if d < *e {
+                    *e = d;
+                    *arg = job;
+                }
+            }
+            fs.refresh_best();
+        }
+    }
+
+    /// The cheapest reduced cost from `job` to any slot, which becomes its
+    /// dual `u_j` so that all its edges start non-negative.
+    fn initial_dual(&self, job: u32) -> f64 {
+        let mut best = f64::INFINITY;
+        for f in 0..self.inst.flavors {
+            if let Some(p) = self.usable(job, f) {
+                for (i, w) in self.flavors[f].min_w.iter().enumerate() {
+                    best = best.min((i + 1) as f64 * p + w);
+                }
+            }
+        }
+        best
+    }
+
+    fn augment(&mut self, start: u32) {
+        for fs in &mut self.flavors {
+            fs.envelope.fill(f64::INFINITY);
+            fs.envelope_job.fill(NONE);
+            fs.best = (f64::INFINITY, 0);
+        }
+        self.scanned.clear();
+        self.popped.clear();
+        self.u[start as usize] = self.initial_dual(start);
+        self.scan(start, 0.0);
+
+        let (terminal, delta) = loop {
+            let (f, (dist, i)) = self
+                .flavors
+                .iter()
+                .map(|fs| fs.best)
+                .enumerate()
+                .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
+                .expect("an instance has at least one flavor");
+            debug_assert!(dist.is_finite(), "validated instances always augment");
+            let fs = &mut self.flavors[f];
+            let &(Key(w), slot) = fs.buckets[i].slots.first().expect("best bucket is empty");
+            self.slot_pred[slot as usize] = fs.envelope_job[i];
+            fs.remove(i + 1, w, slot);
+            fs.refresh_best();
+            self.popped.push((slot, dist));
+            match self.slot_job[slot as usize] {
+                NONE => break (slot, dist),
+                job => self.scan(job, dist),
+            }
+        };
+
+        // Duals first (the keys of popped slots depend on v), then the path.
+        for &(job, d) in &self.scanned {
+            self.u[job as usize] += delta - d;
+        }
+        for &(slot, d) in &self.popped {
+            self.slot_v[slot as usize] -= delta - d;
+        }
+        let mut slot = terminal;
+        loop {
+            let job = self.slot_pred[slot as usize];
+            let previous = self.job_slot[job as usize];
+            self.slot_job[slot as usize] = job;
+            self.job_slot[job as usize] = slot;
+            if job == start {
+                break;
+            }
+            slot = previous;
+        }
+        for i in 0..self.popped.len() {
+            let slot = self.popped[i].0;
+            let m = self.slot_machine[slot as usize] as usize;
+            let k = self.slot_position[slot as usize] as usize;
+            let w = self.w(slot);
+            self.flavors[self.inst.machines[m].flavor].insert(k, w, slot);
+        }
+        let m = self.slot_machine[terminal as usize] as usize;
+        let k = self.slot_position[terminal as usize] as usize;
+        self.new_frontier(m, k + 1);
+    }
+}

@@ -1,0 +1,187 @@
+//! Minimum total completion time as a bipartite matching (AlloX, after Horn
+//! 1973 and Bruno, Coffman and Sethi 1974).
+//!
+//! Jobs sit on one side; on the other sit slots `(machine m, position k)`,
+//! where `k` counts from the end of `m`'s queue. Placing job `j` at `(m, k)`
+//! costs `a_m + k * p_{j,flavor(m)} - r_j`, and a minimum-cost matching that
+//! places every job minimises the total completion time.
+//!
+//! [`fast`] is our exact solver; [`munkres_ref`] builds the dense matrix for
+//! the generic Hungarian method as a reference; [`brute`] enumerates tiny
+//! instances for tests.
+
+pub mod brute;
+pub mod fast;
+#[cfg(feature = "cli")]
+pub mod munkres_ref;
+
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    pub flavor: usize,
+    /// `a_m`: how long until the machine is free, from now. 0 when idle.
+    pub free_in: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instance {
+    pub flavors: usize,
+    pub machines: Vec<Machine>,
+    /// `r_j` per job, relative to now (so usually `<= 0`).
+    pub releases: Vec<f64>,
+    /// Row-major `jobs x flavors` processing times; `None` = forbidden.
+    pub times: Vec<Option<f64>>,
+}
+
+impl Instance {
+    pub fn jobs(&self) -> usize {
+        self.releases.len()
+    }
+
+    pub fn time(&self, job: usize, flavor: usize) -> Option<f64> {
+        self.times[job * self.flavors + flavor]
+    }
+
+    /// The cost of putting `job` at position `k` (1 = last) of `machine`.
+    pub fn cost(&self, job: usize, machine: usize, k: usize) -> Option<f64> {
+        let m = &self.machines[machine];
+        self.time(job, m.flavor)
+            .map(|p| m.free_in + k as f64 * p - self.releases[job])
+    }
+
+    /// Checks the shape and that every number is finite and non-negative
+    /// where it must be, and that every job has a machine it may use.
+    pub fn validate(&self) -> Result<(), SolveError> {
+        if self.times.len() != self.jobs() * self.flavors {
+            return Err(SolveError::Shape);
+        }
+        for m in &self.machines {
+            if m.flavor >= self.flavors || !m.free_in.is_finite() || m.free_in < 0.0 {
+                return Err(SolveError::Shape);
+            }
+        }
+        let mut has_machine = vec![false; self.flavors];
+        for m in &self.machines {
+            has_machine[m.flavor] = true;
+        }
+        for j in 0..self.jobs() {
+            if !self.releases[j].is_finite() {
+                return Err(SolveError::Shape);
+            }
+            let mut placeable = false;
+            for (f, has) in has_machine.iter().enumerate() {
+                if let Some(p) = self.time(j, f) {
+                    if !p.is_finite() || p < 0.0 {
+                        return Err(SolveError::Shape);
+                    }
+                    placeable |= has;
+                }
+            }
+            if !placeable {
+                return Err(SolveError::Unplaceable { job: j });
+            }
+        }
+        Ok(())
+    }
+
+    /// The objective of an assignment, recomputed from scratch.
+    pub fn objective(&self, slots: &[Slot]) -> f64 {
+        slots
+            .iter()
+            .enumerate()
+            .map(|(j, s)| {
+                self.cost(j, s.machine, s.position)
+                    .expect("assignment uses a forbidden flavor")
+            })
+            .sum()
+    }
+}
+
+/// A job's place: `position` 1 is the last job to run on `machine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub machine: usize,
+    pub position: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Solution {
+    /// One slot per job, in job order.
+    pub slots: Vec<Slot>,
+    pub objective: f64,
+}
+
+impl Solution {
+    /// Jobs per machine in the order they run (first to start first).
+    pub fn queues(&self, machines: usize) -> Vec<Vec<usize>> {
+        let mut q: Vec<Vec<(usize, usize)>> = vec![Vec::new(); machines];
+        for (j, s) in self.slots.iter().enumerate() {
+            q[s.machine].push((s.position, j));
+        }
+        q.into_iter()
+            .map(|mut v| {
+                v.sort_by(|a, b| b.cmp(a));
+                v.into_iter().map(|(_, j)| j).collect()
+            })
+            .collect()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SolveError {
+    /// The instance's vectors disagree in length, or hold a negative or
+    /// non-finite number.
+    Shape,
+    /// This job may use no flavor that has a machine.
+    Unplaceable { job: usize },
+    /// The reference solver was asked for more than it can hold.
+    TooLarge { cells: u128 },
+}
+
+impl fmt::Display for SolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SolveError::Shape => write!(f, "malformed instance"),
+            SolveError::Unplaceable { job } => {
+                write!(f, "job {job} can run on no flavor that has a machine")
+            }
+            SolveError::TooLarge { cells } => write!(
+                f,
+                "the dense matrix would have {cells} cells; too large for the reference solver"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SolveError {}
+
+/// Which exact solver to use. Both return an optimal matching; they may pick
+/// different optima when costs tie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SolverKind {
+    #[default]
+    Fast,
+    /// The generic Hungarian method of the `munkres` crate on the dense
+    /// matrix, as AlloX and Gavel do it. Kept for comparison.
+    #[cfg(feature = "cli")]
+    Munkres,
+}
+
+impl SolverKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Fast => "fast",
+            #[cfg(feature = "cli")]
+            SolverKind::Munkres => "munkres",
+        }
+    }
+}
+
+pub fn solve(instance: &Instance, kind: SolverKind) -> Result<Solution, SolveError> {
+    match kind {
+        SolverKind::Fast => fast::solve(instance),
+        #[cfg(feature = "cli")]
+        SolverKind::Munkres => munkres_ref::solve(instance),
+    }
+}

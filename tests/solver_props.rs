@@ -1,0 +1,141 @@
+//! The fast solver's objective must equal the ground truth: exhaustive
+//! search on tiny instances, and the generic Hungarian method (munkres) on
+//! medium ones. Instances include ties, zero and 1e9 durations, forbidden
+//! flavors and busy machines.
+
+use fairmatch::solver::{brute, fast, munkres_ref, Instance, Machine, Solution};
+use proptest::prelude::*;
+
+fn duration() -> impl Strategy<Value = Option<f64>> {
+    prop_oneof![
+        2 => Just(None),
+        1 => Just(Some(0.0)),
+        1 => Just(Some(1e9)),
+        3 => (1u32..4).prop_map(|t| Some(t as f64)),
+        3 => (1u32..1000).prop_map(|t| Some(t as f64)),
+    ]
+}
+
+fn free_in() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        4 => Just(0.0),
+        2 => (1u32..500).prop_map(f64::from),
+        1 => Just(1e9),
+    ]
+}
+
+/// A random instance where every job can use at least one flavor that has
+/// a machine (the solver rejects the others, tested separately).
+fn instance(max_jobs: usize, max_machines: usize) -> impl Strategy<Value = Instance> {
+    (1usize..=3, 1usize..=max_machines, 0usize..=max_jobs)
+        .prop_flat_map(|(flavors, machines, jobs)| {
+            (
+                Just(flavors),
+                prop::collection::vec((0..flavors, free_in()), machines),
+                prop::collection::vec(prop_oneof![3 => Just(0.0), 1 => (1u32..100).prop_map(|r| -(r as f64))], jobs),
+                prop::collection::vec(duration(), jobs * flavors),
+            )
+        })
+        .prop_map(|(flavors, machines, releases, mut times)| {
+            let machines: Vec<Machine> = machines
+                .into_iter()
+                .map(|(flavor, free_in)| Machine { flavor, free_in })
+                .collect();
+            let anchor = machines[0].flavor;
+            for j in 0..releases.len() {
+                let row = &mut times[j * flavors..(j + 1) * flavors];
+                let placeable = row
+                    .iter()
+                    .enumerate()
+                    .any(|(f, t)| t.is_some() && machines.iter().any(|m| m.flavor == f));
+                if !placeable {
+                    row[anchor] = Some(7.0);
+                }
+            }
+            Instance { flavors, machines, releases, times }
+        })
+}
+
+fn assert_same_objective(a: &Solution, b: &Solution) {
+    let tol = 1e-9 * a.objective.abs().max(1.0);
+    assert!(
+        (a.objective - b.objective).abs() <= tol,
+        "fast {} != reference {}",
+        a.objective,
+        b.objective
+    );
+}
+
+/// Each machine's positions must be 1..=L with no gaps or repeats, and the
+/// reported objective must be the recomputed one.
+fn assert_well_formed(inst: &Instance, s: &Solution) {
+    assert_eq!(s.slots.len(), inst.jobs());
+    let mut used = vec![Vec::new(); inst.machines.len()];
+    for (j, slot) in s.slots.iter().enumerate() {
+        assert!(inst.time(j, inst.machines[slot.machine].flavor).is_some(), "forbidden flavor used");
+        used[slot.machine].push(slot.position);
+    }
+    for mut positions in used {
+        positions.sort_unstable();
+        assert!(positions.iter().enumerate().all(|(i, &k)| k == i + 1), "gapped queue {positions:?}");
+    }
+    assert_eq!(s.objective, inst.objective(&s.slots));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    #[test]
+    fn fast_matches_brute_force(inst in instance(7, 3)) {
+        let f = fast::solve(&inst).unwrap();
+        let b = brute::solve(&inst).unwrap();
+        assert_well_formed(&inst, &f);
+        assert_same_objective(&f, &b);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+    #[test]
+    fn fast_matches_munkres(inst in instance(60, 10)) {
+        let f = fast::solve(&inst).unwrap();
+        let m = munkres_ref::solve(&inst).unwrap();
+        assert_well_formed(&inst, &f);
+        assert_same_objective(&f, &m);
+    }
+}
+
+#[test]
+fn unplaceable_job_is_an_error_not_a_panic() {
+    let inst = Instance {
+        flavors: 2,
+        machines: vec![Machine { flavor: 0, free_in: 0.0 }],
+        releases: vec![0.0],
+        times: vec![None, Some(3.0)],
+    };
+    assert_eq!(
+        fast::solve(&inst).unwrap_err(),
+        fairmatch::solver::SolveError::Unplaceable { job: 0 }
+    );
+}
+
+#[test]
+fn motivation_case_is_45_on_average() {
+    // AlloX's motivating example: 2 GPUs, 2 CPUs, (gpu, cpu) durations.
+    let times = [(40.0, 50.0), (40.0, 50.0), (40.0, 80.0), (40.0, 80.0)];
+    let inst = Instance {
+        flavors: 2,
+        machines: vec![
+            Machine { flavor: 0, free_in: 0.0 },
+            Machine { flavor: 0, free_in: 0.0 },
+            Machine { flavor: 1, free_in: 0.0 },
+            Machine { flavor: 1, free_in: 0.0 },
+        ],
+        releases: vec![0.0; 4],
+        times: times.iter().flat_map(|&(g, c)| [Some(g), Some(c)]).collect(),
+    };
+    let s = fast::solve(&inst).unwrap();
+    assert_eq!(s.objective, 180.0);
+    for j in [2, 3] {
+        assert_eq!(inst.machines[s.slots[j].machine].flavor, 0, "80-CPU job {j} not on a GPU");
+    }
+}
