@@ -6,3 +6,9 @@
 
 pub mod model;
 pub mod solver;
+pub mod policy;
+pub mod metrics;
+#[cfg(feature = "cli")]
+pub mod sim;
+#[cfg(feature = "cli")]
+pub mod io;

@@ -1,0 +1,169 @@
+//! The input format of AlloX's Java simulator (lenhattan86/allox_sim):
+//!
+//! ```text
+//! # <job number> [comment words...]                  ignored
+//! <numStages> <jobId> <numIterations> <arrival> <queueName>
+//! <stage> <unused> <cpuCores> <memGB> <cpuTime> <gpus> <gpuMemGB> <gpuTime> <numTasks> [<cpuErr> <gpuErr>]
+//! <numEdges>
+//! ```
+//!
+//! Lines starting with `%` are comments. The queue is the user. Only
+//! single-stage, single-task jobs without edges are accepted (all of the
+//! published inputs are). The cluster has two flavors, `gpu` and `cpu`, with
+//! slot counts given by the caller; the errors, when present, become
+//! estimates `time * (1 + err)`.
+
+use super::{parse_seconds, InputError};
+use crate::model::{Cluster, Flavor, Job, User, Workload};
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AlloxOptions {
+    pub gpu_slots: usize,
+    pub cpu_slots: usize,
+    /// Seconds per time unit of the file (1 for seconds, 60 for minutes).
+    pub seconds_per_unit: f64,
+}
+
+pub const GPU: usize = 0;
+pub const CPU: usize = 1;
+
+pub fn cluster(options: &AlloxOptions) -> Cluster {
+    Cluster {
+        flavors: vec![
+            Flavor {
+                name: "gpu".into(),
+                slots: options.gpu_slots,
+            },
+            Flavor {
+                name: "cpu".into(),
+                slots: options.cpu_slots,
+            },
+        ],
+    }
+}
+
+pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload, InputError> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('%') && !l.starts_with('#'));
+    let mut users: Vec<User> = Vec::new();
+    let mut user_index: HashMap<String, usize> = HashMap::new();
+    let mut jobs = Vec::new();
+    let unit = options.seconds_per_unit;
+
+    while let Some((line, head)) = lines.next() {
+        let at = |m: String| InputError::at(file, Some(line), m);
+        let f: Vec<&str> = head.split_whitespace().collect();
+        if f.len() != 5 {
+            return Err(at(format!(
+                "expected '<numStages> <jobId> <numIterations> <arrival> <queueName>', found {} fields",
+                f.len()
+            )));
+        }
+        if f[0] != "1" {
+            return Err(at(format!("only single-stage jobs are supported, found {} stages", f[0])));
+        }
+        let name = f[1].to_string();
+        let arrival = parse_seconds(f[3], "arrival").map_err(at)? * unit;
+        let user = *user_index.entry(f[4].to_string()).or_insert_with(|| {
+            users.push(User {
+                name: f[4].to_string(),
+                weight: 1.0,
+            });
+            users.len() - 1
+        });
+
+        let (line, stage) = lines
+            .next()
+            .ok_or_else(|| at(format!("job {name}: missing its stage line")))?;
+        let at = |m: String| InputError::at(file, Some(line), m);
+        let s: Vec<&str> = stage.split_whitespace().collect();
+        if s.len() != 9 && s.len() != 11 {
+            return Err(at(format!("expected a stage line of 9 or 11 fields, found {}", s.len())));
+        }
+        if s[8] != "1" {
+            return Err(at(format!("only single-task stages are supported, found {} tasks", s[8])));
+        }
+        let cpu = parse_seconds(s[4], "cpuTime").map_err(at)? * unit;
+        let gpu = parse_seconds(s[7], "gpuTime").map_err(at)? * unit;
+        let mut durations = vec![None; 2];
+        durations[GPU] = Some(gpu);
+        durations[CPU] = Some(cpu);
+        let mut estimates = vec![None; 2];
+        if s.len() == 11 {
+            let err = |text: &str, what: &str| -> Result<f64, InputError> {
+                text.parse::<f64>()
+                    .ok()
+                    .filter(|e| e.is_finite() && *e > -1.0)
+                    .ok_or_else(|| at(format!("{what}: '{text}' must be a number > -1")))
+            };
+            estimates[CPU] = Some(cpu * (1.0 + err(s[9], "cpuErr")?));
+            estimates[GPU] = Some(gpu * (1.0 + err(s[10], "gpuErr")?));
+        }
+
+        let (line, edges) = lines
+            .next()
+            .ok_or_else(|| at(format!("job {name}: missing its edge count")))?;
+        if edges != "0" {
+            return Err(InputError::at(
+                file,
+                Some(line),
+                format!("expected edge count 0 (single-stage jobs), found '{edges}'"),
+            ));
+        }
+        jobs.push(Job {
+            name,
+            user,
+            arrival,
+            durations,
+            estimates,
+        });
+    }
+    Ok(Workload { users, jobs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OPTIONS: AlloxOptions = AlloxOptions {
+        gpu_slots: 4,
+        cpu_slots: 8,
+        seconds_per_unit: 60.0,
+    };
+
+    #[test]
+    fn reads_blocks_and_scales_time() {
+        let text = "% a comment\n# 0\n1 0 1 2 queue0\nstage -1.0 32.0 14 97 1 2 49 1\n0\n\
+                    # 1\n1 1 1 3 queue1\nstage -1.0 32.0 1 90 1 2 26 1 0.5 -0.5\n0\n";
+        let w = parse("a.txt", text, &OPTIONS).unwrap();
+        assert_eq!(w.jobs.len(), 2);
+        assert_eq!(w.jobs[0].arrival, 120.0);
+        assert_eq!(w.jobs[0].durations, vec![Some(49.0 * 60.0), Some(97.0 * 60.0)]);
+        assert_eq!(w.jobs[1].estimates, vec![Some(13.0 * 60.0), Some(135.0 * 60.0)]);
+        assert_eq!(w.users[1].name, "queue1");
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse("a.txt", "# 0\n1 0 1 0 queue0\nstage -1.0 32.0 14 x 1 2 49 1\n0\n", &OPTIONS)
+            .unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.message.contains("cpuTime"), "{e}");
+        let e = parse("a.txt", "1 0 1 0 queue0\n", &OPTIONS).unwrap_err();
+        assert!(e.message.contains("missing its stage line"), "{e}");
+        let e = parse("a.txt", "2 0 1 0 queue0\n", &OPTIONS).unwrap_err();
+        assert_eq!(e.line, Some(1), "{e}");
+    }
+
+    #[test]
+    fn bundled_workloads_parse() {
+        let testbed = parse("testbed", include_str!("../bundled/eurosys4.2_real.txt"), &OPTIONS).unwrap();
+        assert_eq!((testbed.jobs.len(), testbed.users.len()), (40, 4));
+        let google = parse("google", include_str!("../bundled/job_google_m1.txt"), &OPTIONS).unwrap();
+        assert_eq!((google.jobs.len(), google.users.len()), (10_000, 10));
+    }
+}

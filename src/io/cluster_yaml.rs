@@ -1,0 +1,135 @@
+//! The native cluster file:
+//!
+//! ```yaml
+//! flavors:
+//!   - name: gpu
+//!     slots: 2
+//!   - name: cpu
+//!     slots: 2
+//! users:            # optional; users not listed have weight 1
+//!   - name: alice
+//!     weight: 2
+//! ```
+
+use super::InputError;
+use crate::model::{Cluster, Flavor};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClusterFile {
+    flavors: Vec<FlavorEntry>,
+    #[serde(default)]
+    users: Vec<UserEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlavorEntry {
+    name: String,
+    slots: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserEntry {
+    name: String,
+    weight: f64,
+}
+
+/// A cluster and the user weights it declares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterSpec {
+    pub cluster: Cluster,
+    pub weights: Vec<(String, f64)>,
+}
+
+pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
+    let parsed: ClusterFile = serde_yaml_ng::from_str(text).map_err(|e| {
+        let line = e.location().map(|l| l.line());
+        InputError::at(file, line, e.to_string())
+    })?;
+    // serde_yaml_ng keeps no spans for values, so semantic errors point at
+    // the line where the offending name appears.
+    let line_of = |needle: &str| {
+        text.lines()
+            .position(|l| l.contains(needle))
+            .map(|i| i + 1)
+    };
+    if parsed.flavors.is_empty() {
+        return Err(InputError::at(file, line_of("flavors"), "no flavors defined"));
+    }
+    let mut flavors: Vec<Flavor> = Vec::new();
+    for entry in parsed.flavors {
+        let line = line_of(&entry.name);
+        if !valid_name(&entry.name) {
+            return Err(InputError::at(
+                file,
+                line,
+                format!(
+                    "flavor name '{}' must be letters, digits, '-', '_' or '.'",
+                    entry.name
+                ),
+            ));
+        }
+        if flavors.iter().any(|f| f.name == entry.name) {
+            return Err(InputError::at(file, line, format!("flavor '{}' defined twice", entry.name)));
+        }
+        flavors.push(Flavor {
+            name: entry.name,
+            slots: entry.slots,
+        });
+    }
+    if flavors.iter().all(|f| f.slots == 0) {
+        return Err(InputError::at(file, line_of("slots"), "every flavor has 0 slots"));
+    }
+    let mut weights = Vec::new();
+    for user in parsed.users {
+        if !(user.weight.is_finite() && user.weight > 0.0) {
+            return Err(InputError::at(
+                file,
+                line_of(&user.name),
+                format!("user '{}': weight must be a number > 0", user.name),
+            ));
+        }
+        weights.push((user.name, user.weight));
+    }
+    Ok(ClusterSpec {
+        cluster: Cluster { flavors },
+        weights,
+    })
+}
+
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_flavors_and_weights() {
+        let spec = parse(
+            "c.yaml",
+            "flavors:\n  - name: gpu\n    slots: 2\n  - name: cpu\n    slots: 3\nusers:\n  - name: a\n    weight: 2\n",
+        )
+        .unwrap();
+        assert_eq!(spec.cluster.flavors[1], Flavor { name: "cpu".into(), slots: 3 });
+        assert_eq!(spec.weights, vec![("a".to_string(), 2.0)]);
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let e = parse("c.yaml", "flavors:\n  - name: gpu\n    slots: -2\n").unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("c.yaml", Some(3)));
+        let e = parse("c.yaml", "flavors:\n  - name: gpu\n    slots: 1\n  - name: gpu\n    slots: 1\n")
+            .unwrap_err();
+        assert!(e.message.contains("twice"), "{e}");
+        let e = parse("c.yaml", "flavors:\n  - name: gpu\n    slot: 1\n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+    }
+}

@@ -1,0 +1,62 @@
+//! Readers for the inputs fairmatch understands. Every error names the file
+//! and, where it has one, the line, so a user can go straight to the fault.
+
+pub mod allox_format;
+pub mod cluster_yaml;
+pub mod workload_csv;
+
+use std::fmt;
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl InputError {
+    pub fn at(file: &str, line: Option<usize>, message: impl Into<String>) -> Self {
+        InputError {
+            file: file.to_string(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: {}", self.file, line, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// Reads a whole file as UTF-8, mapping failures to an [`InputError`].
+pub fn read_text(path: &Path) -> Result<String, InputError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| InputError::at(&name, None, e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        InputError::at(&name, Some(line), "not valid UTF-8")
+    })
+}
+
+/// Parses a time in seconds: a finite, non-negative number.
+pub(crate) fn parse_seconds(text: &str, what: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{what}: '{text}' is not a number"))?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(format!("{what}: '{text}' must be a finite number >= 0"));
+    }
+    Ok(value)
+}

@@ -1,0 +1,130 @@
+//! Scheduling policies behind one trait.
+//!
+//! A policy sees a snapshot of the cluster ([`View`]) and answers which
+//! pending jobs start now, and where. It never sees true durations, only
+//! estimates, so the same code can run in the simulator and inside Slurm.
+
+pub mod allox;
+pub mod fifo;
+pub mod jsq;
+
+use crate::model::Flavor;
+use crate::solver::SolveError;
+use std::fmt;
+
+/// A pending job as a scheduler knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingJob {
+    /// Caller's handle, echoed back in [`Start`].
+    pub id: usize,
+    pub user: usize,
+    pub arrival: f64,
+    /// Estimated run time per flavor; `None` = cannot run there.
+    pub estimates: Vec<Option<f64>>,
+}
+
+/// A job already running on a machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunningJob {
+    pub id: usize,
+    pub user: usize,
+    pub machine: usize,
+    pub started: f64,
+    pub estimates: Vec<Option<f64>>,
+}
+
+/// One slot of one flavor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MachineView {
+    pub flavor: usize,
+    /// When the machine is expected to be free (absolute time); `<= now`
+    /// when idle. For a busy machine this is an estimate and may be past.
+    pub free_at: f64,
+    pub idle: bool,
+}
+
+/// What a policy sees at one decision point.
+#[derive(Clone, Debug)]
+pub struct View<'a> {
+    pub now: f64,
+    pub flavors: &'a [Flavor],
+    pub machines: &'a [MachineView],
+    pub pending: &'a [PendingJob],
+    pub running: &'a [RunningJob],
+    /// Weight per user index.
+    pub user_weights: &'a [f64],
+}
+
+impl View<'_> {
+    pub fn idle_machines(&self) -> impl Iterator<Item = usize> + '_ {
+        self.machines
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.idle)
+            .map(|(i, _)| i)
+    }
+
+    /// Time until each machine is free, never negative: a busy machine that
+    /// overran its estimate is taken to free up imminently.
+    pub fn free_in(&self, machine: usize) -> f64 {
+        let m = &self.machines[machine];
+        if m.idle {
+            0.0
+        } else {
+            (m.free_at - self.now).max(0.0)
+        }
+    }
+
+    /// The estimate of `job` on the flavor of `machine`, if it may run there.
+    pub fn estimate_on(&self, job: &PendingJob, machine: usize) -> Option<f64> {
+        job.estimates[self.machines[machine].flavor]
+    }
+}
+
+/// Start pending job `job` (a [`PendingJob::id`]) on `machine` now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    pub job: usize,
+    pub machine: usize,
+}
+
+/// A scheduling policy. `decide` may keep state between calls (AlloX does
+/// not; learning policies will), so it takes `&mut self`.
+pub trait Policy {
+    /// A short label for tables, e.g. `allox(a=0.5)`.
+    fn label(&self) -> String;
+    /// Which jobs start now. Each start must name a pending job and an idle
+    /// machine of a flavor the job can use, each at most once; callers
+    /// check and reject anything else.
+    fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError>;
+}
+
+/// A policy could not decide. Callers leave every job pending.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PolicyError {
+    Solver(SolveError),
+}
+
+impl From<SolveError> for PolicyError {
+    fn from(e: SolveError) -> Self {
+        PolicyError::Solver(e)
+    }
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolicyError::Solver(e) => write!(f, "solver failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+/// Pending jobs in arrival order, ties by id: the order FIFO-like policies
+/// and candidate caps use.
+pub(crate) fn by_arrival<'a>(pending: &'a [PendingJob]) -> Vec<&'a PendingJob> {
+    let mut jobs: Vec<&PendingJob> = pending.iter().collect();
+    jobs.sort_by(|a, b| a.arrival.total_cmp(&b.arrival).then(a.id.cmp(&b.id)));
+    jobs
+}

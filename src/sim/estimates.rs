@@ -1,0 +1,59 @@
+//! What the scheduler is told about run times.
+
+use crate::model::Workload;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Normal};
+
+/// A noisy estimate is never below this fraction of the truth, so a large
+/// sigma cannot produce zero or negative run times.
+pub const ESTIMATE_FLOOR: f64 = 0.01;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum EstimateSource {
+    /// The input's estimate columns; the true duration where a cell is
+    /// empty.
+    Input,
+    /// `true * max(1 + e, ESTIMATE_FLOOR)` with `e ~ Normal(0, sigma)`,
+    /// drawn per job and flavor from a generator seeded with `seed`, in
+    /// workload order. Sigma 0 gives exact estimates.
+    RelativeError { sigma: f64, seed: u64 },
+}
+
+impl EstimateSource {
+    /// Estimates per job and flavor; `None` exactly where the job cannot run.
+    pub fn resolve(&self, workload: &Workload) -> Vec<Vec<Option<f64>>> {
+        match *self {
+            EstimateSource::Input => workload
+                .jobs
+                .iter()
+                .map(|job| {
+                    job.durations
+                        .iter()
+                        .zip(&job.estimates)
+                        .map(|(d, e)| d.map(|d| e.unwrap_or(d)))
+                        .collect()
+                })
+                .collect(),
+            EstimateSource::RelativeError { sigma, seed } => {
+                let mut rng = StdRng::seed_from_u64(seed);
+                let noise = Normal::new(0.0, sigma.max(0.0)).expect("sigma is finite");
+                workload
+                    .jobs
+                    .iter()
+                    .map(|job| {
+                        job.durations
+                            .iter()
+                            .map(|d| {
+                                d.map(|d| {
+                                    let e: f64 = noise.sample(&mut rng);
+                                    d * (1.0 + e).max(ESTIMATE_FLOOR)
+                                })
+                            })
+                            .collect()
+                    })
+                    .collect()
+            }
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! Discrete-event simulation of a policy on a workload.
+//!
+//! Jobs arrive online; the policy is asked again after every batch of
+//! simultaneous events (arrivals, completions, probe completions), and again
+//! at the same instant for as long as it keeps starting jobs, so a fairness
+//! score that changed with the last start is seen before idle machines are
+//! given away. Jobs are single-slot and never preempted. The policy sees
+//! estimates; the clock runs on true durations.
+
+mod estimates;
+
+pub use estimates::{EstimateSource, ESTIMATE_FLOOR};
+
+use crate::metrics::JobOutcome;
+use crate::model::Scenario;
+use crate::policy::{MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+use std::fmt;
+
+/// How long AlloX-style profiling runs a job on each flavor before it may be
+/// scheduled: a probe at 1% and one at 2% of its length, back to back.
+pub const PROBE_FRACTION: f64 = 0.01 + 0.02;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimOptions {
+    pub estimates: EstimateSource,
+    /// Profile every job on every flavor it can use before it is scheduled.
+    pub profile: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimOutcome {
+    /// One outcome per workload job, in workload order.
+    pub jobs: Vec<JobOutcome>,
+    /// Busy slot-seconds per flavor, probes included.
+    pub busy: Vec<f64>,
+    /// How many times the policy was asked.
+    pub decisions: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimError {
+    Policy(PolicyError),
+    /// The policy answered with a start that breaks the rules.
+    InvalidStart { start: Start, why: &'static str },
+    /// Jobs are waiting, nothing runs, and the policy starts nothing.
+    Stalled { time: f64, waiting: usize },
+    /// A job can run on no flavor that has slots.
+    Unrunnable { job: String },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Policy(e) => write!(f, "{e}"),
+            SimError::InvalidStart { start, why } => write!(
+                f,
+                "policy tried to start job {} on machine {}: {why}",
+                start.job, start.machine
+            ),
+            SimError::Stalled { time, waiting } => write!(
+                f,
+                "stalled at t={time}: {waiting} jobs wait, nothing runs and the policy starts nothing"
+            ),
+            SimError::Unrunnable { job } => {
+                write!(f, "job {job} can run on no flavor that has slots")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl From<PolicyError> for SimError {
+    fn from(e: PolicyError) -> Self {
+        SimError::Policy(e)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Time(f64);
+impl Eq for Time {}
+impl PartialOrd for Time {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Time {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// A machine finishes its job or probe. Completions sort before
+    /// arrivals at the same instant, so freed machines are seen at once.
+    Free(usize),
+    Arrive(usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Busy {
+    Idle,
+    Job { job: usize, started: f64 },
+    Probe { job: usize, until: f64 },
+}
+
+struct Sim<'a> {
+    scenario: &'a Scenario,
+    estimates: Vec<Vec<Option<f64>>>,
+    machine_flavor: Vec<usize>,
+    machines: Vec<Busy>,
+    events: BinaryHeap<Reverse<(Time, Event, u64)>>,
+    seq: u64,
+    pending: Vec<PendingJob>,
+    probes: Vec<VecDeque<(usize, f64)>>,
+    probes_left: Vec<usize>,
+    outcomes: Vec<Option<JobOutcome>>,
+    busy: Vec<f64>,
+    decisions: usize,
+    done: usize,
+}
+
+/// Runs `policy` on `scenario`. `progress` is called with the number of
+/// finished jobs after each completion.
+pub fn simulate(
+    scenario: &Scenario,
+    policy: &mut dyn Policy,
+    options: &SimOptions,
+    progress: &mut dyn FnMut(usize),
+) -> Result<SimOutcome, SimError> {
+    let cluster = &scenario.cluster;
+    for job in &scenario.workload.jobs {
+        if job.fastest_flavor(cluster).is_none() {
+            return Err(SimError::Unrunnable {
+                job: job.name.clone(),
+            });
+        }
+    }
+    let n = scenario.workload.jobs.len();
+    let mut sim = Sim {
+        scenario,
+        estimates: options.estimates.resolve(&scenario.workload),
+        machine_flavor: cluster.machine_flavors(),
+        machines: vec![Busy::Idle; cluster.total_slots()],
+        events: BinaryHeap::new(),
+        seq: 0,
+        pending: Vec::new(),
+        probes: vec![VecDeque::new(); cluster.flavors.len()],
+        probes_left: vec![0; n],
+        outcomes: vec![None; n],
+        busy: vec![0.0; cluster.flavors.len()],
+        decisions: 0,
+        done: 0,
+    };
+    for (j, job) in scenario.workload.jobs.iter().enumerate() {
+        sim.push(job.arrival, Event::Arrive(j));
+    }
+    while let Some(Reverse((Time(now), _, _))) = sim.events.peek().copied() {
+        while let Some(Reverse((Time(t), event, _))) = sim.events.peek().copied() {
+            if t != now {
+                break;
+            }
+            sim.events.pop();
+            sim.handle(now, event, options.profile, progress);
+        }
+        sim.start_probes(now);
+        sim.schedule(now, policy)?;
+        let waiting = sim.pending.len() + sim.probes.iter().map(VecDeque::len).sum::<usize>();
+        if sim.events.is_empty() && waiting > 0 {
+            return Err(SimError::Stalled { time: now, waiting });
+        }
+    }
+    Ok(SimOutcome {
+        jobs: sim
+            .outcomes
+            .into_iter()
+            .map(|o| o.expect("every job finishes once the event queue drains"))
+            .collect(),
+        busy: sim.busy,
+        decisions: sim.decisions,
+    })
+}
+
+impl Sim<'_> {
+    fn push(&mut self, time: f64, event: Event) {
+        self.seq += 1;
+        self.events.push(Reverse((Time(time), event, self.seq)));
+    }
+
+    fn handle(&mut self, now: f64, event: Event, profile: bool, progress: &mut dyn FnMut(usize)) {
+        match event {
+            Event::Arrive(j) => {
+                if profile {
+                    let job = &self.scenario.workload.jobs[j];
+                    for (f, flavor) in self.scenario.cluster.flavors.iter().enumerate() {
+                        if let (Some(p), true) = (job.durations[f], flavor.slots > 0) {
+                            self.probes[f].push_back((j, p * PROBE_FRACTION));
+                            self.probes_left[j] += 1;
+                        }
+                    }
+                } else {
+                    self.make_pending(j);
+                }
+            }
+            Event::Free(m) => match std::mem::replace(&mut self.machines[m], Busy::Idle) {
+                Busy::Job { job, started } => {
+                    let spec = &self.scenario.workload.jobs[job];
+                    let flavor = self.machine_flavor[m];
+                    self.busy[flavor] += now - started;
+                    self.outcomes[job] = Some(JobOutcome {
+                        user: spec.user,
+                        arrival: spec.arrival,
+                        start: started,
+                        finish: now,
+                        flavor,
+                        machine: m,
+                        fastest: spec
+                            .fastest_flavor(&self.scenario.cluster)
+                            .map_or(0.0, |(_, t)| t),
+                    });
+                    self.done += 1;
+                    progress(self.done);
+                }
+                Busy::Probe { job, .. } => {
+                    self.probes_left[job] -= 1;
+                    if self.probes_left[job] == 0 {
+                        self.make_pending(job);
+                    }
+                }
+                Busy::Idle => unreachable!("a free event for an idle machine"),
+            },
+        }
+    }
+
+    fn make_pending(&mut self, j: usize) {
+        let job = &self.scenario.workload.jobs[j];
+        self.pending.push(PendingJob {
+            id: j,
+            user: job.user,
+            arrival: job.arrival,
+            estimates: self.estimates[j].clone(),
+        });
+    }
+
+    /// Probes go first, in arrival order per flavor: they are short, and a
+    /// job cannot be scheduled before its probes are done.
+    fn start_probes(&mut self, now: f64) {
+        for m in 0..self.machines.len() {
+            if self.machines[m] != Busy::Idle {
+                continue;
+            }
+            let flavor = self.machine_flavor[m];
+            if let Some((job, length)) = self.probes[flavor].pop_front() {
+                self.machines[m] = Busy::Probe {
+                    job,
+                    until: now + length,
+                };
+                self.busy[flavor] += length;
+                self.push(now + length, Event::Free(m));
+            }
+        }
+    }
+
+    fn schedule(&mut self, now: f64, policy: &mut dyn Policy) -> Result<(), SimError> {
+        while !self.pending.is_empty() && self.machines.contains(&Busy::Idle) {
+            let machines = self.machine_views(now);
+            let running = self.running();
+            let weights: Vec<f64> = self.scenario.workload.users.iter().map(|u| u.weight).collect();
+            let view = View {
+                now,
+                flavors: &self.scenario.cluster.flavors,
+                machines: &machines,
+                pending: &self.pending,
+                running: &running,
+                user_weights: &weights,
+            };
+            self.decisions += 1;
+            let starts = policy.decide(&view)?;
+            if starts.is_empty() {
+                break;
+            }
+            for start in starts {
+                self.start(now, start)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn start(&mut self, now: f64, start: Start) -> Result<(), SimError> {
+        let invalid = |why| Err(SimError::InvalidStart { start, why });
+        let Some(i) = self.pending.iter().position(|p| p.id == start.job) else {
+            return invalid("the job is not pending");
+        };
+        if self.machines.get(start.machine) != Some(&Busy::Idle) {
+            return invalid("the machine is not idle");
+        }
+        let flavor = self.machine_flavor[start.machine];
+        let Some(length) = self.scenario.workload.jobs[start.job].durations[flavor] else {
+            return invalid("the job cannot run on that flavor");
+        };
+        self.pending.swap_remove(i);
+        self.machines[start.machine] = Busy::Job {
+            job: start.job,
+            started: now,
+        };
+        self.push(now + length, Event::Free(start.machine));
+        Ok(())
+    }
+
+    fn machine_views(&self, now: f64) -> Vec<MachineView> {
+        self.machines
+            .iter()
+            .enumerate()
+            .map(|(m, busy)| {
+                let flavor = self.machine_flavor[m];
+                let free_at = match *busy {
+                    Busy::Idle => now,
+                    Busy::Probe { until, .. } => until,
+                    Busy::Job { job, started } => {
+                        started + self.estimates[job][flavor].unwrap_or(0.0)
+                    }
+                };
+                MachineView {
+                    flavor,
+                    free_at,
+                    idle: *busy == Busy::Idle,
+                }
+            })
+            .collect()
+    }
+
+    fn running(&self) -> Vec<RunningJob> {
+        self.machines
+            .iter()
+            .enumerate()
+            .filter_map(|(m, busy)| match *busy {
+                Busy::Job { job, started } => Some(RunningJob {
+                    id: job,
+                    user: self.scenario.workload.jobs[job].user,
+                    machine: m,
+                    started,
+                    estimates: self.estimates[job].clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+}
