@@ -4,11 +4,13 @@
 //! no I/O, no clocks, no threads. The simulator and, later, the Slurm plugin
 //! both drive it through the [`policy::Policy`] trait.
 
-pub mod model;
-pub mod solver;
-pub mod policy;
-pub mod metrics;
 #[cfg(feature = "cli")]
-pub mod sim;
+pub mod bundled;
 #[cfg(feature = "cli")]
 pub mod io;
+pub mod metrics;
+pub mod model;
+pub mod policy;
+#[cfg(feature = "cli")]
+pub mod sim;
+pub mod solver;

@@ -73,8 +73,14 @@ pub fn compute(outcomes: &[JobOutcome], busy: &[f64], slots: &[usize], users: us
     };
     let mut jcts: Vec<f64> = outcomes.iter().map(JobOutcome::jct).collect();
     jcts.sort_by(f64::total_cmp);
-    let first = outcomes.iter().map(|o| o.arrival).fold(f64::INFINITY, f64::min);
-    let last = outcomes.iter().map(|o| o.finish).fold(f64::NEG_INFINITY, f64::max);
+    let first = outcomes
+        .iter()
+        .map(|o| o.arrival)
+        .fold(f64::INFINITY, f64::min);
+    let last = outcomes
+        .iter()
+        .map(|o| o.finish)
+        .fold(f64::NEG_INFINITY, f64::max);
     let makespan = if n == 0 { 0.0 } else { last - first };
 
     let mut jct_sum = vec![0.0; users];
@@ -164,7 +170,12 @@ mod tests {
             machine: 0,
             fastest: 10.0,
         };
-        let m = compute(&[o(0, 0.0, 0.0, 10.0), o(1, 0.0, 10.0, 20.0)], &[20.0], &[1], 2);
+        let m = compute(
+            &[o(0, 0.0, 0.0, 10.0), o(1, 0.0, 10.0, 20.0)],
+            &[20.0],
+            &[1],
+            2,
+        );
         assert_eq!(m.avg_jct, 15.0);
         assert_eq!(m.avg_wait, 5.0);
         assert_eq!(m.avg_run, 10.0);

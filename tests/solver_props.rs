@@ -32,7 +32,10 @@ fn instance(max_jobs: usize, max_machines: usize) -> impl Strategy<Value = Insta
             (
                 Just(flavors),
                 prop::collection::vec((0..flavors, free_in()), machines),
-                prop::collection::vec(prop_oneof![3 => Just(0.0), 1 => (1u32..100).prop_map(|r| -(r as f64))], jobs),
+                prop::collection::vec(
+                    prop_oneof![3 => Just(0.0), 1 => (1u32..100).prop_map(|r| -(r as f64))],
+                    jobs,
+                ),
                 prop::collection::vec(duration(), jobs * flavors),
             )
         })
@@ -52,7 +55,12 @@ fn instance(max_jobs: usize, max_machines: usize) -> impl Strategy<Value = Insta
                     row[anchor] = Some(7.0);
                 }
             }
-            Instance { flavors, machines, releases, times }
+            Instance {
+                flavors,
+                machines,
+                releases,
+                times,
+            }
         })
 }
 
@@ -72,12 +80,18 @@ fn assert_well_formed(inst: &Instance, s: &Solution) {
     assert_eq!(s.slots.len(), inst.jobs());
     let mut used = vec![Vec::new(); inst.machines.len()];
     for (j, slot) in s.slots.iter().enumerate() {
-        assert!(inst.time(j, inst.machines[slot.machine].flavor).is_some(), "forbidden flavor used");
+        assert!(
+            inst.time(j, inst.machines[slot.machine].flavor).is_some(),
+            "forbidden flavor used"
+        );
         used[slot.machine].push(slot.position);
     }
     for mut positions in used {
         positions.sort_unstable();
-        assert!(positions.iter().enumerate().all(|(i, &k)| k == i + 1), "gapped queue {positions:?}");
+        assert!(
+            positions.iter().enumerate().all(|(i, &k)| k == i + 1),
+            "gapped queue {positions:?}"
+        );
     }
     assert_eq!(s.objective, inst.objective(&s.slots));
 }
@@ -108,7 +122,10 @@ proptest! {
 fn unplaceable_job_is_an_error_not_a_panic() {
     let inst = Instance {
         flavors: 2,
-        machines: vec![Machine { flavor: 0, free_in: 0.0 }],
+        machines: vec![Machine {
+            flavor: 0,
+            free_in: 0.0,
+        }],
         releases: vec![0.0],
         times: vec![None, Some(3.0)],
     };
@@ -125,17 +142,35 @@ fn motivation_case_is_45_on_average() {
     let inst = Instance {
         flavors: 2,
         machines: vec![
-            Machine { flavor: 0, free_in: 0.0 },
-            Machine { flavor: 0, free_in: 0.0 },
-            Machine { flavor: 1, free_in: 0.0 },
-            Machine { flavor: 1, free_in: 0.0 },
+            Machine {
+                flavor: 0,
+                free_in: 0.0,
+            },
+            Machine {
+                flavor: 0,
+                free_in: 0.0,
+            },
+            Machine {
+                flavor: 1,
+                free_in: 0.0,
+            },
+            Machine {
+                flavor: 1,
+                free_in: 0.0,
+            },
         ],
         releases: vec![0.0; 4],
-        times: times.iter().flat_map(|&(g, c)| [Some(g), Some(c)]).collect(),
+        times: times
+            .iter()
+            .flat_map(|&(g, c)| [Some(g), Some(c)])
+            .collect(),
     };
     let s = fast::solve(&inst).unwrap();
     assert_eq!(s.objective, 180.0);
     for j in [2, 3] {
-        assert_eq!(inst.machines[s.slots[j].machine].flavor, 0, "80-CPU job {j} not on a GPU");
+        assert_eq!(
+            inst.machines[s.slots[j].machine].flavor, 0,
+            "80-CPU job {j} not on a GPU"
+        );
     }
 }

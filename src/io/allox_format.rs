@@ -64,7 +64,10 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
             )));
         }
         if f[0] != "1" {
-            return Err(at(format!("only single-stage jobs are supported, found {} stages", f[0])));
+            return Err(at(format!(
+                "only single-stage jobs are supported, found {} stages",
+                f[0]
+            )));
         }
         let name = f[1].to_string();
         let arrival = parse_seconds(f[3], "arrival").map_err(at)? * unit;
@@ -82,10 +85,16 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
         let at = |m: String| InputError::at(file, Some(line), m);
         let s: Vec<&str> = stage.split_whitespace().collect();
         if s.len() != 9 && s.len() != 11 {
-            return Err(at(format!("expected a stage line of 9 or 11 fields, found {}", s.len())));
+            return Err(at(format!(
+                "expected a stage line of 9 or 11 fields, found {}",
+                s.len()
+            )));
         }
         if s[8] != "1" {
-            return Err(at(format!("only single-task stages are supported, found {} tasks", s[8])));
+            return Err(at(format!(
+                "only single-task stages are supported, found {} tasks",
+                s[8]
+            )));
         }
         let cpu = parse_seconds(s[4], "cpuTime").map_err(at)? * unit;
         let gpu = parse_seconds(s[7], "gpuTime").map_err(at)? * unit;
@@ -142,15 +151,25 @@ mod tests {
         let w = parse("a.txt", text, &OPTIONS).unwrap();
         assert_eq!(w.jobs.len(), 2);
         assert_eq!(w.jobs[0].arrival, 120.0);
-        assert_eq!(w.jobs[0].durations, vec![Some(49.0 * 60.0), Some(97.0 * 60.0)]);
-        assert_eq!(w.jobs[1].estimates, vec![Some(13.0 * 60.0), Some(135.0 * 60.0)]);
+        assert_eq!(
+            w.jobs[0].durations,
+            vec![Some(49.0 * 60.0), Some(97.0 * 60.0)]
+        );
+        assert_eq!(
+            w.jobs[1].estimates,
+            vec![Some(13.0 * 60.0), Some(135.0 * 60.0)]
+        );
         assert_eq!(w.users[1].name, "queue1");
     }
 
     #[test]
     fn errors_name_the_line() {
-        let e = parse("a.txt", "# 0\n1 0 1 0 queue0\nstage -1.0 32.0 14 x 1 2 49 1\n0\n", &OPTIONS)
-            .unwrap_err();
+        let e = parse(
+            "a.txt",
+            "# 0\n1 0 1 0 queue0\nstage -1.0 32.0 14 x 1 2 49 1\n0\n",
+            &OPTIONS,
+        )
+        .unwrap_err();
         assert_eq!(e.line, Some(3), "{e}");
         assert!(e.message.contains("cpuTime"), "{e}");
         let e = parse("a.txt", "1 0 1 0 queue0\n", &OPTIONS).unwrap_err();
@@ -161,9 +180,9 @@ mod tests {
 
     #[test]
     fn bundled_workloads_parse() {
-        let testbed = parse("testbed", include_str!("../bundled/eurosys4.2_real.txt"), &OPTIONS).unwrap();
+        let testbed = parse("testbed", crate::bundled::Bundled::Testbed.text(), &OPTIONS).unwrap();
         assert_eq!((testbed.jobs.len(), testbed.users.len()), (40, 4));
-        let google = parse("google", include_str!("../bundled/job_google_m1.txt"), &OPTIONS).unwrap();
+        let google = parse("google", crate::bundled::Bundled::Google.text(), &OPTIONS).unwrap();
         assert_eq!((google.jobs.len(), google.users.len()), (10_000, 10));
     }
 }

@@ -51,13 +51,13 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
     })?;
     // serde_yaml_ng keeps no spans for values, so semantic errors point at
     // the line where the offending name appears.
-    let line_of = |needle: &str| {
-        text.lines()
-            .position(|l| l.contains(needle))
-            .map(|i| i + 1)
-    };
+    let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).map(|i| i + 1);
     if parsed.flavors.is_empty() {
-        return Err(InputError::at(file, line_of("flavors"), "no flavors defined"));
+        return Err(InputError::at(
+            file,
+            line_of("flavors"),
+            "no flavors defined",
+        ));
     }
     let mut flavors: Vec<Flavor> = Vec::new();
     for entry in parsed.flavors {
@@ -73,7 +73,11 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
             ));
         }
         if flavors.iter().any(|f| f.name == entry.name) {
-            return Err(InputError::at(file, line, format!("flavor '{}' defined twice", entry.name)));
+            return Err(InputError::at(
+                file,
+                line,
+                format!("flavor '{}' defined twice", entry.name),
+            ));
         }
         flavors.push(Flavor {
             name: entry.name,
@@ -81,7 +85,11 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
         });
     }
     if flavors.iter().all(|f| f.slots == 0) {
-        return Err(InputError::at(file, line_of("slots"), "every flavor has 0 slots"));
+        return Err(InputError::at(
+            file,
+            line_of("slots"),
+            "every flavor has 0 slots",
+        ));
     }
     let mut weights = Vec::new();
     for user in parsed.users {
@@ -118,7 +126,13 @@ mod tests {
             "flavors:\n  - name: gpu\n    slots: 2\n  - name: cpu\n    slots: 3\nusers:\n  - name: a\n    weight: 2\n",
         )
         .unwrap();
-        assert_eq!(spec.cluster.flavors[1], Flavor { name: "cpu".into(), slots: 3 });
+        assert_eq!(
+            spec.cluster.flavors[1],
+            Flavor {
+                name: "cpu".into(),
+                slots: 3
+            }
+        );
         assert_eq!(spec.weights, vec![("a".to_string(), 2.0)]);
     }
 
@@ -126,8 +140,11 @@ mod tests {
     fn errors_name_file_and_line() {
         let e = parse("c.yaml", "flavors:\n  - name: gpu\n    slots: -2\n").unwrap_err();
         assert_eq!((e.file.as_str(), e.line), ("c.yaml", Some(3)));
-        let e = parse("c.yaml", "flavors:\n  - name: gpu\n    slots: 1\n  - name: gpu\n    slots: 1\n")
-            .unwrap_err();
+        let e = parse(
+            "c.yaml",
+            "flavors:\n  - name: gpu\n    slots: 1\n  - name: gpu\n    slots: 1\n",
+        )
+        .unwrap_err();
         assert!(e.message.contains("twice"), "{e}");
         let e = parse("c.yaml", "flavors:\n  - name: gpu\n    slot: 1\n").unwrap_err();
         assert_eq!(e.line, Some(3), "{e}");

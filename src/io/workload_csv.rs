@@ -59,13 +59,18 @@ pub fn parse(
         let cell = |col: Option<usize>, what: &str| -> Result<Option<f64>, InputError> {
             match col.map(|c| &record[c]) {
                 None | Some("") => Ok(None),
-                Some(text) => parse_seconds(text, what).map(Some).map_err(|m| err(line, m)),
+                Some(text) => parse_seconds(text, what)
+                    .map(Some)
+                    .map_err(|m| err(line, m)),
             }
         };
         let mut durations = Vec::with_capacity(cluster.flavors.len());
         let mut estimates = Vec::with_capacity(cluster.flavors.len());
         for (f, flavor) in cluster.flavors.iter().enumerate() {
-            let d = cell(Some(columns.duration[f]), &format!("duration_{}", flavor.name))?;
+            let d = cell(
+                Some(columns.duration[f]),
+                &format!("duration_{}", flavor.name),
+            )?;
             let e = cell(columns.estimate[f], &format!("estimate_{}", flavor.name))?;
             if d.is_none() && e.is_some() {
                 return Err(at(format!(
@@ -162,8 +167,14 @@ mod tests {
     fn cluster() -> Cluster {
         Cluster {
             flavors: vec![
-                Flavor { name: "gpu".into(), slots: 2 },
-                Flavor { name: "cpu".into(), slots: 2 },
+                Flavor {
+                    name: "gpu".into(),
+                    slots: 2,
+                },
+                Flavor {
+                    name: "cpu".into(),
+                    slots: 2,
+                },
             ],
         }
     }
@@ -185,13 +196,41 @@ mod tests {
     fn bad_input_names_the_line() {
         let c = cluster();
         let cases = [
-            ("job_id,user,arrival,duration_gpu\n", 1, "missing column 'duration_cpu'"),
-            ("job_id,user,arrival,duration_gpu,duration_cpu,duration_tpu\n", 1, "unknown column"),
-            ("job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,1,2\nb,u,x,1,2\n", 3, "not a number"),
-            ("job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,1,2\nb,u,0,1\n", 3, "expected 5 fields"),
-            ("job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,-1,2\n", 2, ">= 0"),
-            ("job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,,\n", 2, "no duration"),
-            ("job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,1,\na,u,0,1,\n", 3, "twice"),
+            (
+                "job_id,user,arrival,duration_gpu\n",
+                1,
+                "missing column 'duration_cpu'",
+            ),
+            (
+                "job_id,user,arrival,duration_gpu,duration_cpu,duration_tpu\n",
+                1,
+                "unknown column",
+            ),
+            (
+                "job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,1,2\nb,u,x,1,2\n",
+                3,
+                "not a number",
+            ),
+            (
+                "job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,1,2\nb,u,0,1\n",
+                3,
+                "expected 5 fields",
+            ),
+            (
+                "job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,-1,2\n",
+                2,
+                ">= 0",
+            ),
+            (
+                "job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,,\n",
+                2,
+                "no duration",
+            ),
+            (
+                "job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,1,\na,u,0,1,\n",
+                3,
+                "twice",
+            ),
         ];
         for (text, line, needle) in cases {
             let e = parse("w.csv", text, &c, &[]).unwrap_err();

@@ -26,7 +26,10 @@ impl Policy for Fifo {
                 .filter_map(|(i, &m)| view.estimate_on(job, m).map(|p| (p, m, i)))
                 .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             if let Some((_, machine, i)) = best {
-                starts.push(Start { job: job.id, machine });
+                starts.push(Start {
+                    job: job.id,
+                    machine,
+                });
                 free.swap_remove(i);
             }
         }

@@ -29,7 +29,10 @@ impl Policy for Jsq {
             let Some((finish, _, m)) = best else { continue };
             if view.machines[m].idle && !taken[m] {
                 taken[m] = true;
-                starts.push(Start { job: job.id, machine: m });
+                starts.push(Start {
+                    job: job.id,
+                    machine: m,
+                });
             }
             ready[m] = finish;
         }

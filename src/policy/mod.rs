@@ -123,7 +123,7 @@ impl std::error::Error for PolicyError {}
 
 /// Pending jobs in arrival order, ties by id: the order FIFO-like policies
 /// and candidate caps use.
-pub(crate) fn by_arrival<'a>(pending: &'a [PendingJob]) -> Vec<&'a PendingJob> {
+pub(crate) fn by_arrival(pending: &[PendingJob]) -> Vec<&PendingJob> {
     let mut jobs: Vec<&PendingJob> = pending.iter().collect();
     jobs.sort_by(|a, b| a.arrival.total_cmp(&b.arrival).then(a.id.cmp(&b.id)));
     jobs

@@ -43,11 +43,19 @@ pub struct SimOutcome {
 pub enum SimError {
     Policy(PolicyError),
     /// The policy answered with a start that breaks the rules.
-    InvalidStart { start: Start, why: &'static str },
+    InvalidStart {
+        start: Start,
+        why: &'static str,
+    },
     /// Jobs are waiting, nothing runs, and the policy starts nothing.
-    Stalled { time: f64, waiting: usize },
+    Stalled {
+        time: f64,
+        waiting: usize,
+    },
     /// A job can run on no flavor that has slots.
-    Unrunnable { job: String },
+    Unrunnable {
+        job: String,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -268,7 +276,13 @@ impl Sim<'_> {
         while !self.pending.is_empty() && self.machines.contains(&Busy::Idle) {
             let machines = self.machine_views(now);
             let running = self.running();
-            let weights: Vec<f64> = self.scenario.workload.users.iter().map(|u| u.weight).collect();
+            let weights: Vec<f64> = self
+                .scenario
+                .workload
+                .users
+                .iter()
+                .map(|u| u.weight)
+                .collect();
             let view = View {
                 now,
                 flavors: &self.scenario.cluster.flavors,

@@ -23,7 +23,7 @@
 //! equality on matched pairs, `v_s <= 0`, and `v_s = 0` on free slots.
 //! These are the LP optimality conditions, so the final matching is optimal.
 
-use super::{Instance, Slot, SolveError, Solution};
+use super::{Instance, Slot, Solution, SolveError};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 

@@ -14,6 +14,8 @@ pub mod brute;
 pub mod fast;
 #[cfg(feature = "cli")]
 pub mod munkres_ref;
+#[cfg(feature = "cli")]
+pub mod random;
 
 use std::fmt;
 

@@ -3,7 +3,7 @@
 //! `(machine, position)` pair with positions `1..=jobs`. It needs a square
 //! matrix, so the rows are padded with zero-cost dummy jobs.
 
-use super::{Instance, Slot, SolveError, Solution};
+use super::{Instance, Slot, Solution, SolveError};
 use munkres::{solve_assignment, WeightMatrix};
 
 /// Refuse matrices above this many cells (8 bytes each): 2^28 cells is 2 GiB.
@@ -32,9 +32,7 @@ pub fn solve(inst: &Instance) -> Result<Solution, SolveError> {
     for j in 0..n {
         for c in 0..columns {
             let s = slot_of(c);
-            data[j * columns + c] = inst
-                .cost(j, s.machine, s.position)
-                .unwrap_or(f64::INFINITY);
+            data[j * columns + c] = inst.cost(j, s.machine, s.position).unwrap_or(f64::INFINITY);
         }
     }
     let mut weights = WeightMatrix::from_row_vec(columns, data);

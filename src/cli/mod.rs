@@ -1,0 +1,201 @@
+//! Command-line arguments and dispatch.
+
+mod bench;
+mod simulate;
+mod table;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::fmt;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fairmatch",
+    version,
+    about = "Fair, heterogeneity-aware scheduling of ML jobs on mixed CPU/GPU clusters",
+    long_about = "fairmatch decides, for every job, which kind of hardware it runs on and \
+when, by an exact min-cost matching of jobs to (machine, position) slots (AlloX, EuroSys \
+2020) with a fairness knob. `simulate` replays a workload under several policies and \
+compares them; `bench` measures the matching solver."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Replay a workload on a simulated cluster under one or more policies
+    /// and print a comparison. With no arguments: the bundled AlloX testbed
+    /// workload (40 jobs, 4 users) on 4 GPU and 8 CPU slots, under every
+    /// policy.
+    Simulate(SimulateArgs),
+    /// Measure a solver.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SimulateArgs {
+    /// Cluster file (YAML: `flavors: [{name, slots}]`, optional
+    /// `users: [{name, weight}]`). Needed with a native workload.
+    #[arg(long, value_name = "YAML")]
+    cluster: Option<PathBuf>,
+    /// Workload file. Without it, the bundled workload named by --bundled
+    /// runs.
+    #[arg(long, value_name = "FILE")]
+    workload: Option<PathBuf>,
+    /// Format of --workload: `native` is a CSV with header
+    /// job_id,user,arrival,duration_<flavor>...[,estimate_<flavor>...];
+    /// `allox` is AlloX's simulator input (flavors gpu and cpu).
+    #[arg(long, value_enum, default_value_t = Format::Native)]
+    format: Format,
+    /// Which bundled workload to run when no --workload is given.
+    #[arg(long, value_enum, default_value_t = BundledArg::Testbed)]
+    bundled: BundledArg,
+    /// GPU slots for AlloX-format input [bundled defaults: testbed 4, google 20].
+    #[arg(long, value_name = "N")]
+    gpu_slots: Option<usize>,
+    /// CPU slots for AlloX-format input [bundled defaults: testbed 8, google 20].
+    #[arg(long, value_name = "N")]
+    cpu_slots: Option<usize>,
+    /// Time unit of AlloX-format input [bundled defaults: testbed seconds,
+    /// google minutes; otherwise seconds].
+    #[arg(long, value_enum)]
+    time_unit: Option<TimeUnit>,
+    /// Policy to run; repeat for several. Default: all of them.
+    #[arg(short, long = "policy", value_enum, value_name = "POLICY")]
+    policies: Vec<PolicyArg>,
+    /// AlloX fairness knob in (0, 1]: only the ceil(alpha*|U|) least-served
+    /// users' jobs are candidates. 1 is pure performance. Repeat to run
+    /// AlloX once per value [default: 0.5 and 1].
+    #[arg(short, long = "alpha", value_name = "A")]
+    alphas: Vec<f64>,
+    /// Cap AlloX's candidate set at the N earliest eligible jobs, as
+    /// AlloX's N_max does. Default: no cap.
+    #[arg(long, value_name = "N")]
+    max_candidates: Option<usize>,
+    /// Matching solver: ours (`fast`) or the generic Hungarian method
+    /// (`munkres`) on the dense matrix, for comparison.
+    #[arg(long, value_enum, default_value_t = SolverArg::Fast)]
+    solver: SolverArg,
+    /// Replace the estimates by true * (1 + e), e ~ Normal(0, SIGMA),
+    /// drawn with --seed. Without it, estimates come from the input (or are
+    /// exact where the input has none).
+    #[arg(long, value_name = "SIGMA")]
+    estimate_error: Option<f64>,
+    /// Seed for everything random in a run.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Profile each job first, as AlloX does: probe runs at 1% and 2% of
+    /// its length on every flavor it can use. Probes occupy slots; the job
+    /// is schedulable once they finish, with estimates measured by them
+    /// (plus --estimate-error, if given).
+    #[arg(long)]
+    profile: bool,
+    /// Print one JSON document instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Solve one seeded random instance and report time, objective and
+    /// peak memory. Machines are split evenly across flavors; a quarter are
+    /// busy.
+    Solver(BenchSolverArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchSolverArgs {
+    #[arg(long, default_value_t = 400)]
+    jobs: usize,
+    #[arg(long, default_value_t = 96)]
+    machines: usize,
+    #[arg(long, default_value_t = 3)]
+    flavors: usize,
+    #[arg(long, value_enum, default_value_t = SolverArg::Fast)]
+    solver: SolverArg,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object instead of a line of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Native,
+    Allox,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BundledArg {
+    /// AlloX's testbed: 40 jobs, 4 users, all at t=0.
+    Testbed,
+    /// AlloX's simulation workload: 10 users x 1000 jobs, Google arrivals.
+    Google,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TimeUnit {
+    Seconds,
+    Minutes,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PolicyArg {
+    /// AlloX: min-cost matching over the least-served users' jobs.
+    Allox,
+    /// First come, first served on the fastest idle flavor.
+    Fifo,
+    /// Greedy join-the-shortest-queue: earliest estimated finish.
+    Jsq,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum SolverArg {
+    Fast,
+    Munkres,
+}
+
+impl From<SolverArg> for fairmatch::solver::SolverKind {
+    fn from(s: SolverArg) -> Self {
+        match s {
+            SolverArg::Fast => Self::Fast,
+            SolverArg::Munkres => Self::Munkres,
+        }
+    }
+}
+
+/// What went wrong, and which exit code says so: 2 for bad input or
+/// arguments, 1 for a failure while running.
+#[derive(Debug)]
+pub enum CliError {
+    Input(String),
+    Run(String),
+}
+
+impl CliError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Input(_) => 2,
+            CliError::Run(_) => 1,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Input(m) | CliError::Run(m) => f.write_str(m),
+        }
+    }
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    match args.command {
+        Command::Simulate(a) => simulate::run(a),
+        Command::Bench(BenchCommand::Solver(a)) => bench::solver(a),
+    }
+}

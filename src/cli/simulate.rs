@@ -1,0 +1,312 @@
+//! `fairmatch simulate`: load a scenario, run each policy on it, compare.
+
+use super::{table, BundledArg, CliError, Format, PolicyArg, SimulateArgs, TimeUnit};
+use fairmatch::bundled::Bundled;
+use fairmatch::io::{self, allox_format, allox_format::AlloxOptions, cluster_yaml};
+use fairmatch::metrics::{self, Metrics};
+use fairmatch::model::Scenario;
+use fairmatch::policy::{allox::Allox, fifo::Fifo, jsq::Jsq, Policy};
+use fairmatch::sim::{self, EstimateSource, SimOptions};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+
+/// One policy configuration to run.
+#[derive(Clone, Debug)]
+struct RunSpec {
+    policy: PolicyArg,
+    alpha: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    workload: String,
+    runs: Vec<RunReport>,
+}
+
+#[derive(Serialize)]
+pub(super) struct RunReport {
+    pub policy: String,
+    pub label: String,
+    pub alpha: Option<f64>,
+    pub jobs: usize,
+    pub avg_jct: f64,
+    pub avg_wait: f64,
+    pub avg_run: f64,
+    pub p50_jct: f64,
+    pub p95_jct: f64,
+    pub p99_jct: f64,
+    pub makespan: f64,
+    pub jain: f64,
+    pub longest_wait: f64,
+    pub utilization: BTreeMap<String, f64>,
+    pub per_user: BTreeMap<String, f64>,
+    pub decisions: usize,
+}
+
+pub fn run(args: SimulateArgs) -> Result<(), CliError> {
+    let (name, scenario) = load(&args)?;
+    let specs = run_specs(&args)?;
+    let options = SimOptions {
+        estimates: match (args.estimate_error, args.profile) {
+            (Some(sigma), _) => EstimateSource::RelativeError {
+                sigma,
+                seed: args.seed,
+            },
+            (None, true) => EstimateSource::RelativeError {
+                sigma: 0.0,
+                seed: args.seed,
+            },
+            (None, false) => EstimateSource::Input,
+        },
+        profile: args.profile,
+    };
+
+    let bars = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    });
+    let style = ProgressStyle::with_template("{prefix:>16} [{bar:30}] {pos}/{len} jobs {elapsed}")
+        .expect("static template")
+        .progress_chars("=> ");
+    let runs: Vec<Result<RunReport, CliError>> = specs
+        .par_iter()
+        .map(|spec| {
+            let mut policy = make_policy(spec, &args);
+            let bar = bars.add(ProgressBar::new(scenario.workload.jobs.len() as u64));
+            bar.set_style(style.clone());
+            bar.set_prefix(policy.label());
+            let outcome = sim::simulate(&scenario, policy.as_mut(), &options, &mut |done| {
+                bar.set_position(done as u64)
+            })
+            .map_err(|e| CliError::Run(format!("{}: {e}", policy.label())))?;
+            bar.finish_and_clear();
+            let slots: Vec<usize> = scenario.cluster.flavors.iter().map(|f| f.slots).collect();
+            let m = metrics::compute(
+                &outcome.jobs,
+                &outcome.busy,
+                &slots,
+                scenario.workload.users.len(),
+            );
+            Ok(report(
+                &scenario,
+                spec,
+                policy.label(),
+                &m,
+                outcome.decisions,
+            ))
+        })
+        .collect();
+    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
+
+    if args.json {
+        let doc = Report {
+            workload: name,
+            runs,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).map_err(|e| CliError::Run(e.to_string()))?
+        );
+    } else {
+        print!("{}", table::render(&name, &scenario, &runs));
+    }
+    Ok(())
+}
+
+fn load(args: &SimulateArgs) -> Result<(String, Scenario), CliError> {
+    let input = |e: io::InputError| CliError::Input(e.to_string());
+    let Some(path) = &args.workload else {
+        if args.cluster.is_some() {
+            return Err(CliError::Input(
+                "--cluster needs --workload (the bundled workloads bring their own cluster)".into(),
+            ));
+        }
+        let bundled = match args.bundled {
+            BundledArg::Testbed => Bundled::Testbed,
+            BundledArg::Google => Bundled::Google,
+        };
+        let options = allox_options(args, bundled.options());
+        let workload =
+            allox_format::parse(bundled.name(), bundled.text(), &options).map_err(input)?;
+        return Ok((
+            bundled.name().to_string(),
+            Scenario {
+                cluster: allox_format::cluster(&options),
+                workload,
+            },
+        ));
+    };
+    let name = path.display().to_string();
+    let text = io::read_text(path).map_err(input)?;
+    match args.format {
+        Format::Native => {
+            let cluster_path = args.cluster.as_ref().ok_or_else(|| {
+                CliError::Input("a native workload needs --cluster FILE.yaml".into())
+            })?;
+            let cluster_name = cluster_path.display().to_string();
+            let spec =
+                cluster_yaml::parse(&cluster_name, &io::read_text(cluster_path).map_err(input)?)
+                    .map_err(input)?;
+            let workload = io::workload_csv::parse(&name, &text, &spec.cluster, &spec.weights)
+                .map_err(input)?;
+            Ok((
+                name,
+                Scenario {
+                    cluster: spec.cluster,
+                    workload,
+                },
+            ))
+        }
+        Format::Allox => {
+            if args.cluster.is_some() {
+                return Err(CliError::Input(
+                    "--format allox takes --gpu-slots and --cpu-slots, not --cluster".into(),
+                ));
+            }
+            if args.gpu_slots.is_none() || args.cpu_slots.is_none() {
+                return Err(CliError::Input(
+                    "--format allox needs --gpu-slots N and --cpu-slots N".into(),
+                ));
+            }
+            let options = allox_options(
+                args,
+                AlloxOptions {
+                    gpu_slots: 0,
+                    cpu_slots: 0,
+                    seconds_per_unit: 1.0,
+                },
+            );
+            let workload = allox_format::parse(&name, &text, &options).map_err(input)?;
+            Ok((
+                name,
+                Scenario {
+                    cluster: allox_format::cluster(&options),
+                    workload,
+                },
+            ))
+        }
+    }
+}
+
+fn allox_options(args: &SimulateArgs, defaults: AlloxOptions) -> AlloxOptions {
+    AlloxOptions {
+        gpu_slots: args.gpu_slots.unwrap_or(defaults.gpu_slots),
+        cpu_slots: args.cpu_slots.unwrap_or(defaults.cpu_slots),
+        seconds_per_unit: match args.time_unit {
+            Some(TimeUnit::Seconds) => 1.0,
+            Some(TimeUnit::Minutes) => 60.0,
+            None => defaults.seconds_per_unit,
+        },
+    }
+}
+
+fn run_specs(args: &SimulateArgs) -> Result<Vec<RunSpec>, CliError> {
+    let bad = |m: String| Err(CliError::Input(m));
+    for &a in &args.alphas {
+        if !(a > 0.0 && a <= 1.0) {
+            return bad(format!("--alpha {a}: must be in (0, 1]"));
+        }
+    }
+    if let Some(s) = args.estimate_error {
+        if !(s.is_finite() && s >= 0.0) {
+            return bad(format!(
+                "--estimate-error {s}: must be a finite number >= 0"
+            ));
+        }
+    }
+    if args.max_candidates == Some(0) {
+        return bad("--max-candidates must be at least 1".into());
+    }
+    if args.gpu_slots == Some(0) && args.cpu_slots == Some(0) {
+        return bad("--gpu-slots and --cpu-slots are both 0: no machine to run on".into());
+    }
+    let alphas = if args.alphas.is_empty() {
+        vec![0.5, 1.0]
+    } else {
+        args.alphas.clone()
+    };
+    let mut policies = args.policies.clone();
+    if policies.is_empty() {
+        policies = vec![PolicyArg::Allox, PolicyArg::Fifo, PolicyArg::Jsq];
+    }
+    let mut seen = Vec::new();
+    policies.retain(|p| {
+        let new = !seen.contains(p);
+        seen.push(*p);
+        new
+    });
+    Ok(policies
+        .into_iter()
+        .flat_map(|policy| match policy {
+            PolicyArg::Allox => alphas
+                .iter()
+                .map(|&a| RunSpec {
+                    policy,
+                    alpha: Some(a),
+                })
+                .collect::<Vec<_>>(),
+            _ => vec![RunSpec {
+                policy,
+                alpha: None,
+            }],
+        })
+        .collect())
+}
+
+fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Box<dyn Policy> {
+    match spec.policy {
+        PolicyArg::Allox => Box::new(Allox {
+            alpha: spec.alpha.expect("allox runs carry an alpha"),
+            max_candidates: args.max_candidates,
+            solver: args.solver.into(),
+        }),
+        PolicyArg::Fifo => Box::new(Fifo),
+        PolicyArg::Jsq => Box::new(Jsq),
+    }
+}
+
+fn report(
+    scenario: &Scenario,
+    spec: &RunSpec,
+    label: String,
+    m: &Metrics,
+    decisions: usize,
+) -> RunReport {
+    let flavors = &scenario.cluster.flavors;
+    let users = &scenario.workload.users;
+    RunReport {
+        policy: match spec.policy {
+            PolicyArg::Allox => "allox",
+            PolicyArg::Fifo => "fifo",
+            PolicyArg::Jsq => "jsq",
+        }
+        .into(),
+        label,
+        alpha: spec.alpha,
+        jobs: m.jobs,
+        avg_jct: m.avg_jct,
+        avg_wait: m.avg_wait,
+        avg_run: m.avg_run,
+        p50_jct: m.p50_jct,
+        p95_jct: m.p95_jct,
+        p99_jct: m.p99_jct,
+        makespan: m.makespan,
+        jain: m.jain,
+        longest_wait: m.longest_wait,
+        utilization: flavors
+            .iter()
+            .zip(&m.utilization)
+            .filter_map(|(f, u)| u.map(|u| (f.name.clone(), u)))
+            .collect(),
+        per_user: users
+            .iter()
+            .zip(&m.per_user_jct)
+            .filter_map(|(u, j)| j.map(|j| (u.name.clone(), j)))
+            .collect(),
+        decisions,
+    }
+}

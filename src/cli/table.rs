@@ -1,0 +1,123 @@
+//! Plain-text rendering of a comparison.
+
+use super::simulate::RunReport;
+use fairmatch::model::Scenario;
+use std::fmt::Write;
+
+pub fn render(name: &str, scenario: &Scenario, runs: &[RunReport]) -> String {
+    let mut out = String::new();
+    let cluster: Vec<String> = scenario
+        .cluster
+        .flavors
+        .iter()
+        .map(|f| format!("{} {}", f.slots, f.name))
+        .collect();
+    let _ = writeln!(
+        out,
+        "{name}: {} jobs, {} users on {}. Times in seconds.\n",
+        scenario.workload.jobs.len(),
+        scenario.workload.users.len(),
+        cluster.join(" + ")
+    );
+    let flavors: Vec<&str> = scenario
+        .cluster
+        .flavors
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    let mut header = vec![
+        "policy".to_string(),
+        "avg JCT".into(),
+        "avg wait".into(),
+        "avg run".into(),
+        "p50".into(),
+        "p95".into(),
+        "p99".into(),
+        "makespan".into(),
+        "max wait".into(),
+        "Jain".into(),
+    ];
+    header.extend(flavors.iter().map(|f| format!("util {f}")));
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let mut row = vec![
+                r.label.clone(),
+                secs(r.avg_jct),
+                secs(r.avg_wait),
+                secs(r.avg_run),
+                secs(r.p50_jct),
+                secs(r.p95_jct),
+                secs(r.p99_jct),
+                secs(r.makespan),
+                secs(r.longest_wait),
+                format!("{:.3}", r.jain),
+            ];
+            row.extend(flavors.iter().map(|f| {
+                r.utilization
+                    .get(*f)
+                    .map_or("-".into(), |u| format!("{:.0}%", 100.0 * u))
+            }));
+            row
+        })
+        .collect();
+    grid(&mut out, &header, &rows);
+
+    let users: Vec<&str> = scenario
+        .workload
+        .users
+        .iter()
+        .map(|u| u.name.as_str())
+        .collect();
+    let _ = writeln!(out, "\nAverage JCT per user (s):");
+    let mut header = vec!["policy".to_string()];
+    header.extend(users.iter().map(|u| u.to_string()));
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.label.clone()];
+            row.extend(
+                users
+                    .iter()
+                    .map(|u| r.per_user.get(*u).map_or("-".into(), |&j| secs(j))),
+            );
+            row
+        })
+        .collect();
+    grid(&mut out, &header, &rows);
+    out
+}
+
+fn secs(x: f64) -> String {
+    format!("{x:.1}")
+}
+
+/// Left-aligned first column, right-aligned numbers.
+fn grid(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].len())
+                .chain([header[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |out: &mut String, cells: &[String]| {
+        for (c, cell) in cells.iter().enumerate() {
+            let sep = if c == 0 { "" } else { "  " };
+            if c == 0 {
+                let _ = write!(out, "{sep}{cell:<w$}", w = widths[c]);
+            } else {
+                let _ = write!(out, "{sep}{cell:>w$}", w = widths[c]);
+            }
+        }
+        out.push('\n');
+    };
+    line(out, header);
+    let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+    line(out, &rule);
+    for r in rows {
+        line(out, r);
+    }
+}

@@ -1,0 +1,41 @@
+//! Seeded random instances for benchmarks: machines split evenly across
+//! flavors, a quarter of them busy, job lengths log-uniform from a minute to
+//! ten hours, per-flavor speed factors from 0.2x to 5x, and about one
+//! flavor in ten forbidden per job (never all of them).
+
+use super::{Instance, Machine};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+pub fn instance(jobs: usize, machines: usize, flavors: usize, seed: u64) -> Instance {
+    assert!(
+        flavors >= 1 && machines >= flavors,
+        "need a machine per flavor"
+    );
+    let mut rng = StdRng::seed_from_u64(seed);
+    let machines = (0..machines)
+        .map(|m| Machine {
+            flavor: m * flavors / machines,
+            free_in: if rng.gen_bool(0.25) {
+                rng.gen_range(0.0..2000.0)
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    let mut times = Vec::with_capacity(jobs * flavors);
+    for _ in 0..jobs {
+        let base = (rng.gen_range(60f64.ln()..36000f64.ln())).exp();
+        let keep = rng.gen_range(0..flavors);
+        for f in 0..flavors {
+            let forbidden = f != keep && rng.gen_bool(0.1);
+            times.push((!forbidden).then(|| (base * rng.gen_range(0.2..5.0)).round()));
+        }
+    }
+    Instance {
+        flavors,
+        machines,
+        releases: vec![0.0; jobs],
+        times,
+    }
+}
