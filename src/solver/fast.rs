@@ -94,7 +94,9 @@ impl FlavorState {
         let mut best = (f64::INFINITY, 0);
         for (i, (e, w)) in self.envelope.iter().zip(&self.min_w).enumerate() {
             let d = e + w;
-            if d < best.0 {
+            // On ties prefer the deeper position: free frontier slots sit
+            // there, and reaching one ends the search.
+            if d <= best.0 {
                 best = (d, i);
             }
         }
@@ -124,8 +126,19 @@ struct State<'a> {
 pub fn solve(inst: &Instance) -> Result<Solution, SolveError> {
     inst.validate()?;
     let mut state = State::new(inst);
-    for j in 0..inst.jobs() {
-        state.augment(j as u32);
+    // Longest jobs first: by Smith's rule a shorter job belongs in front
+    // of longer ones, so a job inserted after them usually takes a free
+    // front position instead of displacing a matched job along a long
+    // augmenting path. The order changes speed only, never the optimum.
+    let shortest = |j: u32| {
+        (0..inst.flavors)
+            .filter_map(|f| state.usable(j, f))
+            .fold(f64::INFINITY, f64::min)
+    };
+    let mut order: Vec<u32> = (0..inst.jobs() as u32).collect();
+    order.sort_by(|&a, &b| shortest(b).total_cmp(&shortest(a)).then(a.cmp(&b)));
+    for j in order {
+        state.augment(j);
     }
     let slots: Vec<Slot> = state
         .job_slot
