@@ -79,6 +79,15 @@ impl Cluster {
             .flat_map(|(f, fl)| std::iter::repeat_n(f, fl.slots))
             .collect()
     }
+
+    /// Machine names in the order of [`Cluster::machine_flavors`]: the
+    /// flavor's name and the slot's index within it, e.g. `gpu0`.
+    pub fn machine_names(&self) -> Vec<String> {
+        self.flavors
+            .iter()
+            .flat_map(|fl| (0..fl.slots).map(move |i| format!("{}{i}", fl.name)))
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -96,6 +96,10 @@ pub struct SimulateArgs {
     /// Print one JSON document instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also write every job's placement and times, for every run, to this
+    /// CSV file (run,job_id,user,flavor,machine,arrival,start,finish).
+    #[arg(long, value_name = "CSV")]
+    schedule_out: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -3,7 +3,7 @@
 use super::{table, BundledArg, CliError, Format, PolicyArg, SimulateArgs, TimeUnit};
 use fairmatch::bundled::Bundled;
 use fairmatch::io::{self, allox_format, allox_format::AlloxOptions, cluster_yaml};
-use fairmatch::metrics::{self, Metrics};
+use fairmatch::metrics::{self, JobOutcome, Metrics};
 use fairmatch::model::Scenario;
 use fairmatch::policy::{allox::Allox, fifo::Fifo, jsq::Jsq, Policy};
 use fairmatch::sim::{self, EstimateSource, SimOptions};
@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::path::Path;
 
 /// One policy configuration to run.
 #[derive(Clone, Debug)]
@@ -72,7 +73,7 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
     let style = ProgressStyle::with_template("{prefix:>16} [{bar:30}] {pos}/{len} jobs {elapsed}")
         .expect("static template")
         .progress_chars("=> ");
-    let runs: Vec<Result<RunReport, CliError>> = specs
+    let runs: Vec<Result<(RunReport, Vec<JobOutcome>), CliError>> = specs
         .par_iter()
         .map(|spec| {
             let mut policy = make_policy(spec, &args);
@@ -91,16 +92,19 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
                 &slots,
                 scenario.workload.users.len(),
             );
-            Ok(report(
-                &scenario,
-                spec,
-                policy.label(),
-                &m,
-                outcome.decisions,
-            ))
+            let report = report(&scenario, spec, policy.label(), &m, outcome.decisions);
+            Ok((report, outcome.jobs))
         })
         .collect();
-    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let (runs, schedules): (Vec<RunReport>, Vec<Vec<JobOutcome>>) = runs
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .unzip();
+    if let Some(path) = &args.schedule_out {
+        write_schedules(path, &scenario, &runs, &schedules)
+            .map_err(|e| CliError::Run(format!("{}: {e}", path.display())))?;
+    }
 
     if args.json {
         let doc = Report {
@@ -309,4 +313,33 @@ fn report(
             .collect(),
         decisions,
     }
+}
+
+fn write_schedules(
+    path: &Path,
+    scenario: &Scenario,
+    runs: &[RunReport],
+    schedules: &[Vec<JobOutcome>],
+) -> Result<(), csv::Error> {
+    let mut out = csv::Writer::from_path(path)?;
+    out.write_record([
+        "run", "job_id", "user", "flavor", "machine", "arrival", "start", "finish",
+    ])?;
+    let machines = scenario.cluster.machine_names();
+    for (run, jobs) in runs.iter().zip(schedules) {
+        for (job, o) in scenario.workload.jobs.iter().zip(jobs) {
+            out.write_record([
+                run.label.as_str(),
+                &job.name,
+                &scenario.workload.users[o.user].name,
+                &scenario.cluster.flavors[o.flavor].name,
+                &machines[o.machine],
+                &o.arrival.to_string(),
+                &o.start.to_string(),
+                &o.finish.to_string(),
+            ])?;
+        }
+    }
+    out.flush()?;
+    Ok(())
 }

@@ -1,0 +1,322 @@
+//! The `fairmatch` command, end to end.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fairmatch(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fairmatch"))
+        .args(args)
+        .output()
+        .expect("run fairmatch")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// AlloX's motivating example: 2 GPU and 2 CPU slots; (gpu, cpu) durations
+/// (40, 50), (40, 50), (40, 80), (40, 80), all arriving at 0.
+fn motivation(dir: &Path) -> (PathBuf, PathBuf) {
+    let cluster = write(
+        dir,
+        "cluster.yaml",
+        "flavors:\n  - name: gpu\n    slots: 2\n  - name: cpu\n    slots: 2\n",
+    );
+    let workload = write(
+        dir,
+        "jobs.csv",
+        "job_id,user,arrival,duration_gpu,duration_cpu\n\
+         a,alice,0,40,50\nb,alice,0,40,50\nc,bob,0,40,80\nd,bob,0,40,80\n",
+    );
+    (cluster, workload)
+}
+
+fn json_runs(out: &Output) -> Vec<serde_json::Value> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    doc["runs"].as_array().expect("runs array").clone()
+}
+
+#[test]
+fn motivation_case_allox_45_jsq_60() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, workload) = motivation(dir.path());
+    let schedule = dir.path().join("schedule.csv");
+    let out = fairmatch(&[
+        "simulate",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "--policy",
+        "allox",
+        "--alpha",
+        "1",
+        "--policy",
+        "jsq",
+        "--json",
+        "--schedule-out",
+        schedule.to_str().unwrap(),
+    ]);
+    let runs = json_runs(&out);
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["policy"], "allox");
+    assert_eq!(runs[0]["alpha"], 1.0);
+    assert_eq!(runs[0]["avg_jct"], 45.0);
+    assert_eq!(runs[1]["policy"], "jsq");
+    assert_eq!(runs[1]["avg_jct"], 60.0);
+
+    // The two jobs that take 80 on a CPU ran on GPUs under AlloX.
+    let text = std::fs::read_to_string(&schedule).unwrap();
+    let allox: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .filter(|r: &Vec<&str>| r[0] == "allox(a=1)")
+        .collect();
+    assert_eq!(allox.len(), 4);
+    for row in allox {
+        let expected = if matches!(row[1], "c" | "d") {
+            "gpu"
+        } else {
+            "cpu"
+        };
+        assert_eq!(row[3], expected, "job {} ran on {}", row[1], row[3]);
+    }
+}
+
+#[test]
+fn json_has_every_documented_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, workload) = motivation(dir.path());
+    let out = fairmatch(&[
+        "simulate",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "--policy",
+        "allox",
+        "--alpha",
+        "0.5",
+        "--json",
+    ]);
+    let runs = json_runs(&out);
+    let run = &runs[0];
+    for key in [
+        "policy", "alpha", "jobs", "avg_jct", "avg_wait", "p50_jct", "p95_jct", "p99_jct",
+        "makespan", "jain", "per_user",
+    ] {
+        assert!(!run[key].is_null(), "missing {key}");
+    }
+    assert_eq!(run["jobs"], 4);
+    assert_eq!(run["alpha"], 0.5);
+    let per_user = run["per_user"].as_object().unwrap();
+    assert_eq!(per_user.len(), 2);
+    assert!(per_user.contains_key("alice") && per_user.contains_key("bob"));
+}
+
+#[test]
+fn default_run_compares_policies_on_the_bundled_testbed() {
+    let out = fairmatch(&["simulate"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "allox-testbed: 40 jobs, 4 users",
+        "allox(a=0.5)",
+        "allox(a=1)",
+        "fifo",
+        "jsq",
+    ] {
+        assert!(table.contains(needle), "table lacks {needle}:\n{table}");
+    }
+}
+
+#[test]
+fn same_inputs_and_seed_give_the_same_output() {
+    let args = [
+        "simulate",
+        "--estimate-error",
+        "0.4",
+        "--seed",
+        "9",
+        "--profile",
+        "--json",
+    ];
+    let a = fairmatch(&args);
+    let b = fairmatch(&args);
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+    // A different seed draws different estimates, so AlloX decides
+    // differently somewhere in 40 jobs.
+    let mut other = args.to_vec();
+    other[4] = "10";
+    assert_ne!(fairmatch(&other).stdout, a.stdout);
+}
+
+#[test]
+fn bad_input_reports_file_and_line_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, _) = motivation(dir.path());
+    let cases = [
+        (
+            "job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,40,50\nb,u,zero,40,50\n",
+            ":3:",
+            "not a number",
+        ),
+        (
+            "job_id,user,arrival,duration_gpu\na,u,0,40\n",
+            ":1:",
+            "missing column 'duration_cpu'",
+        ),
+        (
+            "job_id,user,arrival,duration_gpu,duration_cpu\na,u,0,40\n",
+            ":2:",
+            "expected 5 fields",
+        ),
+    ];
+    for (i, (text, line, message)) in cases.iter().enumerate() {
+        let workload = write(dir.path(), &format!("bad{i}.csv"), text);
+        let out = fairmatch(&[
+            "simulate",
+            "--cluster",
+            cluster.to_str().unwrap(),
+            "--workload",
+            workload.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("bad{i}.csv{line}")), "{err}");
+        assert!(err.contains(message), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+
+    let bad_cluster = write(
+        dir.path(),
+        "bad.yaml",
+        "flavors:\n  - name: gpu\n    slots: many\n",
+    );
+    let out = fairmatch(&[
+        "simulate",
+        "--cluster",
+        bad_cluster.to_str().unwrap(),
+        "--workload",
+        write(
+            dir.path(),
+            "ok.csv",
+            "job_id,user,arrival,duration_gpu\na,u,0,1\n",
+        )
+        .to_str()
+        .unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.yaml:3:"));
+
+    let missing = fairmatch(&[
+        "simulate",
+        "--cluster",
+        "nope.yaml",
+        "--workload",
+        "nope.csv",
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nope.csv"));
+
+    let alpha = fairmatch(&["simulate", "--alpha", "0"]);
+    assert_eq!(alpha.status.code(), Some(2));
+}
+
+#[test]
+fn allox_format_input_with_slots_and_minutes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "w.txt",
+        "# 0\n1 0 1 0 queue0\nstage -1.0 32.0 14 10 1 2 5 1\n0\n",
+    );
+    let out = fairmatch(&[
+        "simulate",
+        "--workload",
+        file.to_str().unwrap(),
+        "--format",
+        "allox",
+        "--gpu-slots",
+        "1",
+        "--cpu-slots",
+        "1",
+        "--time-unit",
+        "minutes",
+        "--policy",
+        "fifo",
+        "--json",
+    ]);
+    let runs = json_runs(&out);
+    // 5 minutes on the GPU, its fastest idle flavor.
+    assert_eq!(runs[0]["avg_jct"], 300.0);
+    let missing = fairmatch(&[
+        "simulate",
+        "--workload",
+        file.to_str().unwrap(),
+        "--format",
+        "allox",
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn bench_solver_prints_the_documented_json() {
+    for solver in ["fast", "munkres"] {
+        let out = fairmatch(&[
+            "bench",
+            "solver",
+            "--jobs",
+            "30",
+            "--machines",
+            "6",
+            "--flavors",
+            "3",
+            "--solver",
+            solver,
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["jobs"], 30);
+        assert_eq!(v["solver"], solver);
+        assert!(v["seconds"].as_f64().unwrap() >= 0.0);
+        assert!(v["peak_rss_mb"].as_f64().unwrap() > 0.0);
+    }
+    // Both solvers are exact, so they agree on the objective.
+    let objective = |solver| {
+        let out = fairmatch(&[
+            "bench",
+            "solver",
+            "--jobs",
+            "30",
+            "--machines",
+            "6",
+            "--solver",
+            solver,
+            "--json",
+        ]);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["objective"]
+            .as_f64()
+            .unwrap()
+    };
+    let (f, m) = (objective("fast"), objective("munkres"));
+    assert!((f - m).abs() <= 1e-9 * f.abs(), "fast {f} vs munkres {m}");
+}

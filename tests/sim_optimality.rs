@@ -1,0 +1,175 @@
+//! The simulator driving AlloX: with every job at t=0 and exact estimates,
+//! alpha 1 must reach the optimal total JCT, which brute force computes
+//! independently. Plus the simulator's own rules.
+
+use fairmatch::metrics::JobOutcome;
+use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Workload};
+use fairmatch::policy::{allox::Allox, fifo::Fifo, Policy};
+use fairmatch::sim::{simulate, EstimateSource, SimOptions, PROBE_FRACTION};
+use fairmatch::solver::{brute, Instance, Machine};
+use proptest::prelude::*;
+
+fn scenario(slots: &[usize], jobs: &[(usize, f64, Vec<Option<f64>>)]) -> Scenario {
+    let users = jobs.iter().map(|j| j.0).max().map_or(0, |u| u + 1);
+    Scenario {
+        cluster: Cluster {
+            flavors: slots
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| Flavor {
+                    name: format!("f{i}"),
+                    slots: s,
+                })
+                .collect(),
+        },
+        workload: Workload {
+            users: (0..users)
+                .map(|u| User {
+                    name: format!("u{u}"),
+                    weight: 1.0,
+                })
+                .collect(),
+            jobs: jobs
+                .iter()
+                .enumerate()
+                .map(|(i, (user, arrival, durations))| Job {
+                    name: format!("j{i}"),
+                    user: *user,
+                    arrival: *arrival,
+                    durations: durations.clone(),
+                    estimates: vec![None; durations.len()],
+                })
+                .collect(),
+        },
+    }
+}
+
+fn run(s: &Scenario, policy: &mut dyn Policy, options: &SimOptions) -> Vec<JobOutcome> {
+    simulate(s, policy, options, &mut |_| {}).unwrap().jobs
+}
+
+const EXACT: SimOptions = SimOptions {
+    estimates: EstimateSource::Input,
+    profile: false,
+};
+
+fn scenarios() -> impl Strategy<Value = Scenario> {
+    (1usize..=3)
+        .prop_flat_map(|flavors| {
+            (
+                prop::collection::vec(0usize..=2, flavors),
+                prop::collection::vec(
+                    (
+                        0usize..3,
+                        prop::collection::vec(
+                            prop_oneof![1 => Just(None), 4 => (0u32..50).prop_map(|t| Some(t as f64))],
+                            flavors,
+                        ),
+                    ),
+                    1..=7,
+                ),
+            )
+        })
+        .prop_filter("needs 1..=4 machines", |(slots, _)| {
+            (1..=4).contains(&slots.iter().sum::<usize>())
+        })
+        .prop_map(|(slots, jobs)| {
+            let anchor = slots.iter().position(|&s| s > 0).unwrap();
+            let jobs: Vec<_> = jobs
+                .into_iter()
+                .map(|(user, mut d)| {
+                    if !d.iter().zip(&slots).any(|(t, &s)| t.is_some() && s > 0) {
+                        d[anchor] = Some(5.0);
+                    }
+                    (user, 0.0, d)
+                })
+                .collect();
+            scenario(&slots, &jobs)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn allox_alpha_1_reaches_the_optimum(s in scenarios()) {
+        let machine_flavors = s.cluster.machine_flavors();
+        let instance = Instance {
+            flavors: s.cluster.flavors.len(),
+            machines: machine_flavors.iter().map(|&flavor| Machine { flavor, free_in: 0.0 }).collect(),
+            releases: vec![0.0; s.workload.jobs.len()],
+            times: s.workload.jobs.iter().flat_map(|j| j.durations.iter().copied()).collect(),
+        };
+        let optimum = brute::solve(&instance).unwrap().objective;
+        let outcomes = run(&s, &mut Allox::new(1.0), &EXACT);
+        let total: f64 = outcomes.iter().map(JobOutcome::jct).sum();
+        prop_assert!((total - optimum).abs() < 1e-9, "AlloX total {} vs optimum {}", total, optimum);
+    }
+}
+
+#[test]
+fn fifo_runs_in_arrival_order_on_the_fastest_idle_flavor() {
+    let s = scenario(
+        &[1, 1],
+        &[
+            (0, 0.0, vec![Some(10.0), Some(30.0)]),
+            (0, 1.0, vec![Some(10.0), Some(30.0)]),
+            (0, 2.0, vec![Some(10.0), None]),
+        ],
+    );
+    let o = run(&s, &mut Fifo, &EXACT);
+    assert_eq!((o[0].flavor, o[0].start), (0, 0.0));
+    // The GPU-like flavor 0 is busy at t=1, so job 1 takes flavor 1.
+    assert_eq!((o[1].flavor, o[1].start, o[1].finish), (1, 1.0, 31.0));
+    assert_eq!((o[2].flavor, o[2].start), (0, 10.0));
+}
+
+#[test]
+fn profiling_probes_delay_the_job_and_occupy_slots() {
+    let s = scenario(&[1, 1], &[(0, 0.0, vec![Some(100.0), Some(200.0)])]);
+    let options = SimOptions {
+        estimates: EstimateSource::RelativeError {
+            sigma: 0.0,
+            seed: 1,
+        },
+        profile: true,
+    };
+    let out = simulate(&s, &mut Allox::new(1.0), &options, &mut |_| {}).unwrap();
+    let job = &out.jobs[0];
+    // Probes of 3% run on both flavors in parallel; the longer one gates.
+    assert!((job.start - 200.0 * PROBE_FRACTION).abs() < 1e-9, "{job:?}");
+    assert_eq!(job.flavor, 0);
+    assert!((out.busy[1] - 6.0).abs() < 1e-9 && (out.busy[0] - 103.0).abs() < 1e-9);
+}
+
+#[test]
+fn wrong_estimates_change_decisions_not_true_run_times() {
+    // Estimates say flavor 1 is faster; in truth flavor 0 is.
+    let mut s = scenario(&[1, 1], &[(0, 0.0, vec![Some(10.0), Some(50.0)])]);
+    s.workload.jobs[0].estimates = vec![Some(100.0), Some(20.0)];
+    let o = run(&s, &mut Allox::new(1.0), &EXACT);
+    assert_eq!(o[0].flavor, 1);
+    assert_eq!(o[0].run(), 50.0);
+}
+
+#[test]
+fn small_alpha_serves_the_least_served_user_first() {
+    // Two slots, both taken at t=0 by user 0. At t=10 one frees while user
+    // 0 still runs a long job, so user 0 scores above user 1. With alpha
+    // small only user 1 is eligible, although user 0's queued job is
+    // shorter and pure performance starts it first.
+    let s = scenario(
+        &[2],
+        &[
+            (0, 0.0, vec![Some(100.0)]),
+            (0, 0.0, vec![Some(10.0)]),
+            (0, 1.0, vec![Some(1.0)]),
+            (1, 1.0, vec![Some(5.0)]),
+        ],
+    );
+    let fair = run(&s, &mut Allox::new(0.1), &EXACT);
+    assert_eq!(fair[3].start, 10.0, "{fair:?}");
+    assert!(fair[3].start < fair[2].start, "{fair:?}");
+    let fast = run(&s, &mut Allox::new(1.0), &EXACT);
+    assert_eq!(fast[2].start, 10.0, "{fast:?}");
+    assert!(fast[2].start < fast[3].start, "{fast:?}");
+}
