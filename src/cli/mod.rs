@@ -112,14 +112,20 @@ enum BenchCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct BenchSolverArgs {
+    /// Jobs to place, all queued at once.
     #[arg(long, default_value_t = 400)]
     jobs: usize,
+    /// Machines (slots), split evenly across the flavors.
     #[arg(long, default_value_t = 96)]
     machines: usize,
+    /// Flavors of hardware.
     #[arg(long, default_value_t = 3)]
     flavors: usize,
+    /// `fast` (ours) or `munkres` (dense Hungarian reference; refuses
+    /// matrices over 2^28 cells).
     #[arg(long, value_enum, default_value_t = SolverArg::Fast)]
     solver: SolverArg,
+    /// Seed of the random instance.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Print one JSON object instead of a line of text.
@@ -159,7 +165,9 @@ enum PolicyArg {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum SolverArg {
+    /// Our exact solver: lazy slots, searched by flavor and position.
     Fast,
+    /// The generic Hungarian method on the dense matrix (slow; reference).
     Munkres,
 }
 

@@ -47,12 +47,14 @@ impl Ord for Key {
 /// All slots of one flavor at one position `k`, keyed by `w = a_m - v_s`.
 #[derive(Default)]
 struct Bucket {
-    slots: BTreeSet<(Key, u32)>,
+    /// `(w, matched, slot)`: among equal `w`, free slots (`false`) first,
+    /// since reaching one ends the search.
+    slots: BTreeSet<(Key, bool, u32)>,
 }
 
 impl Bucket {
     fn min_w(&self) -> f64 {
-        self.slots.first().map_or(f64::INFINITY, |(w, _)| w.0)
+        self.slots.first().map_or(f64::INFINITY, |(w, _, _)| w.0)
     }
 }
 
@@ -78,14 +80,14 @@ impl FlavorState {
         }
     }
 
-    fn insert(&mut self, k: usize, w: f64, slot: u32) {
+    fn insert(&mut self, k: usize, w: f64, matched: bool, slot: u32) {
         self.ensure_position(k);
-        self.buckets[k - 1].slots.insert((Key(w), slot));
+        self.buckets[k - 1].slots.insert((Key(w), matched, slot));
         self.min_w[k - 1] = self.buckets[k - 1].min_w();
     }
 
-    fn remove(&mut self, k: usize, w: f64, slot: u32) {
-        let removed = self.buckets[k - 1].slots.remove(&(Key(w), slot));
+    fn remove(&mut self, k: usize, w: f64, matched: bool, slot: u32) {
+        let removed = self.buckets[k - 1].slots.remove(&(Key(w), matched, slot));
         debug_assert!(removed, "slot missing from its bucket");
         self.min_w[k - 1] = self.buckets[k - 1].min_w();
     }
@@ -191,7 +193,7 @@ impl<'a> State<'a> {
         self.slot_job.push(NONE);
         self.slot_pred.push(NONE);
         let m = &self.inst.machines[machine];
-        self.flavors[m.flavor].insert(k, m.free_in, slot);
+        self.flavors[m.flavor].insert(k, m.free_in, false, slot);
     }
 
     fn w(&self, slot: u32) -> f64 {
@@ -267,9 +269,10 @@ impl<'a> State<'a> {
                 .expect("an instance has at least one flavor");
             debug_assert!(dist.is_finite(), "validated instances always augment");
             let fs = &mut self.flavors[f];
-            let &(Key(w), slot) = fs.buckets[i].slots.first().expect("best bucket is empty");
+            let &(Key(w), matched, slot) =
+                fs.buckets[i].slots.first().expect("best bucket is empty");
             self.slot_pred[slot as usize] = fs.envelope_job[i];
-            fs.remove(i + 1, w, slot);
+            fs.remove(i + 1, w, matched, slot);
             fs.refresh_best();
             self.popped.push((slot, dist));
             match self.slot_job[slot as usize] {
@@ -301,7 +304,7 @@ impl<'a> State<'a> {
             let m = self.slot_machine[slot as usize] as usize;
             let k = self.slot_position[slot as usize] as usize;
             let w = self.w(slot);
-            self.flavors[self.inst.machines[m].flavor].insert(k, w, slot);
+            self.flavors[self.inst.machines[m].flavor].insert(k, w, true, slot);
         }
         let m = self.slot_machine[terminal as usize] as usize;
         let k = self.slot_position[terminal as usize] as usize;
