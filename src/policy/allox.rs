@@ -138,3 +138,143 @@ fn placeable(view: &View<'_>, job: &PendingJob) -> bool {
         .iter()
         .any(|m| job.estimates[m.flavor].is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Flavor;
+    use crate::policy::{MachineView, RunningJob};
+
+    fn flavors() -> Vec<Flavor> {
+        vec![
+            Flavor {
+                name: "gpu".into(),
+                slots: 1,
+            },
+            Flavor {
+                name: "cpu".into(),
+                slots: 1,
+            },
+        ]
+    }
+
+    fn job(id: usize, user: usize, gpu: Option<f64>, cpu: Option<f64>) -> PendingJob {
+        PendingJob {
+            id,
+            user,
+            arrival: 0.0,
+            estimates: vec![gpu, cpu],
+        }
+    }
+
+    #[test]
+    fn alpha_doubles_when_the_eligible_jobs_start_nothing() {
+        // The GPU is busy for 1 more second; the CPU is idle. User 0's job
+        // would rather wait for the GPU, so with alpha 0.5 (user 0 only)
+        // nothing starts; doubling alpha admits user 1, whose job can only
+        // use the CPU.
+        let flavors = flavors();
+        let machines = [
+            MachineView {
+                flavor: 0,
+                free_at: 11.0,
+                idle: false,
+            },
+            MachineView {
+                flavor: 1,
+                free_at: 10.0,
+                idle: true,
+            },
+        ];
+        let pending = [
+            job(0, 0, Some(1.0), Some(100.0)),
+            job(1, 1, None, Some(5.0)),
+        ];
+        let view = View {
+            now: 10.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &[],
+            user_weights: &[1.0, 1.0],
+        };
+        let starts = Allox::new(0.5).decide(&view).unwrap();
+        assert_eq!(starts, vec![Start { job: 1, machine: 1 }]);
+    }
+
+    #[test]
+    fn scores_discount_jobs_on_their_slower_flavor_and_divide_by_weight() {
+        let flavors = vec![
+            Flavor {
+                name: "gpu".into(),
+                slots: 4,
+            },
+            Flavor {
+                name: "cpu".into(),
+                slots: 8,
+            },
+        ];
+        let machines: Vec<MachineView> = [0, 1]
+            .iter()
+            .map(|&flavor| MachineView {
+                flavor,
+                free_at: 100.0,
+                idle: false,
+            })
+            .collect();
+        // User 0 runs a job on the CPU that is 4x faster on a GPU: share
+        // 1/4 (GPU is best) times 10/40. User 1 (weight 2) runs one on its
+        // best flavor, the CPU: 1/8, halved.
+        let running = [
+            RunningJob {
+                id: 0,
+                user: 0,
+                machine: 1,
+                started: 0.0,
+                estimates: vec![Some(10.0), Some(40.0)],
+            },
+            RunningJob {
+                id: 1,
+                user: 1,
+                machine: 1,
+                started: 0.0,
+                estimates: vec![Some(30.0), Some(20.0)],
+            },
+        ];
+        let view = View {
+            now: 0.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &[],
+            running: &running,
+            user_weights: &[1.0, 2.0],
+        };
+        assert_eq!(user_scores(&view), vec![0.25 * 0.25, 0.125 / 2.0]);
+    }
+
+    #[test]
+    fn candidate_cap_keeps_the_earliest_arrivals() {
+        let flavors = flavors();
+        let machines = [MachineView {
+            flavor: 1,
+            free_at: 0.0,
+            idle: true,
+        }];
+        let mut pending = vec![job(0, 0, None, Some(50.0)), job(1, 0, None, Some(1.0))];
+        pending[1].arrival = 5.0;
+        let view = View {
+            now: 5.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &[],
+            user_weights: &[1.0],
+        };
+        // Uncapped, the short job goes first; capped at 1, only the first
+        // arrival is considered.
+        let mut allox = Allox::new(1.0);
+        assert_eq!(allox.decide(&view).unwrap()[0].job, 1);
+        allox.max_candidates = Some(1);
+        assert_eq!(allox.decide(&view).unwrap()[0].job, 0);
+    }
+}
