@@ -36,4 +36,5 @@ pub mod model;
 pub mod policy;
 #[cfg(feature = "cli")]
 pub mod sim;
+pub mod slurm;
 pub mod solver;

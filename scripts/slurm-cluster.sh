@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Starts or stops a real Slurm cluster on this machine: one slurmctld and
+# several slurmd nodes (CPU nodes c1.., GPU nodes g1.. with fake GPUs), all
+# on loopback, with every file under DIR.
+#
+#   slurm-cluster.sh start DIR [options]   prints nothing; SLURM_CONF=DIR/slurm.conf
+#   slurm-cluster.sh stop DIR             kills the daemons by pid
+#
+# Options for start:
+#   --sched TYPE        SchedulerType (default sched/fairmatch)
+#   --plugin-dir D      directory holding sched_fairmatch.so (prepended to
+#                       Debian's plugin directory)
+#   --cpu-nodes N --cpus C     CPU nodes and CPUs per CPU node (2, 4)
+#   --gpu-nodes N --gpus G     GPU nodes and GPUs per GPU node (2, 2)
+#   --gpu-node-cpus C          CPUs per GPU node (default: G)
+#   --sched-params P    SchedulerParameters (default empty)
+#   --fairmatch-conf F  copied to DIR/fairmatch.conf
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cmd=${1:?usage: slurm-cluster.sh start|stop DIR [options]}
+dir=${2:?usage: slurm-cluster.sh start|stop DIR [options]}
+shift 2
+
+stop() {
+    local pids=()
+    for f in "$dir"/slurmd-*.pid "$dir"/slurmctld.pid; do
+        [ -f "$f" ] && pids+=("$(cat "$f")")
+    done
+    [ ${#pids[@]} -eq 0 ] && return 0
+    kill "${pids[@]}" 2>/dev/null || true
+    for _ in $(seq 50); do
+        local alive=0
+        for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ $alive -eq 0 ] && break
+        sleep 0.1
+    done
+    kill -9 "${pids[@]}" 2>/dev/null || true
+    # Job steps (slurmstepd and the job scripts) of this cluster only.
+    pkill -9 -f "slurmstepd.*$dir" 2>/dev/null || true
+    rm -f "$dir"/slurmd-*.pid "$dir"/slurmctld.pid
+}
+
+if [ "$cmd" = stop ]; then
+    stop
+    exit 0
+fi
+[ "$cmd" = start ] || { echo "usage: slurm-cluster.sh start|stop DIR [options]" >&2; exit 2; }
+
+sched=sched/fairmatch plugin_dir="" cpu_nodes=2 cpus=4 gpu_nodes=2 gpus=2 gpu_node_cpus=""
+sched_params="" fairmatch_conf=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --sched) sched=$2 ;;
+        --plugin-dir) plugin_dir=$2 ;;
+        --cpu-nodes) cpu_nodes=$2 ;;
+        --cpus) cpus=$2 ;;
+        --gpu-nodes) gpu_nodes=$2 ;;
+        --gpus) gpus=$2 ;;
+        --gpu-node-cpus) gpu_node_cpus=$2 ;;
+        --sched-params) sched_params=$2 ;;
+        --fairmatch-conf) fairmatch_conf=$2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+    shift 2
+done
+gpu_node_cpus=${gpu_node_cpus:-$gpus}
+
+mkdir -p "$dir/state" "$dir/dev"
+dir=$(cd "$dir" && pwd)
+debian_plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
+plugins=$debian_plugins
+[ -n "$plugin_dir" ] && plugins="$(cd "$plugin_dir" && pwd):$debian_plugins"
+
+# A port block of our own: the controller, then one port per node.
+base=$((20000 + RANDOM % 20000))
+ctld_port=$base
+nodes="" gres="" cpu_list="" gpu_list="" port=$((base + 1))
+for i in $(seq "$cpu_nodes"); do
+    nodes+="NodeName=c$i NodeHostname=localhost Port=$port CPUs=$cpus State=UNKNOWN"$'\n'
+    cpu_list+="${cpu_list:+,}c$i"
+    port=$((port + 1))
+done
+for i in $(seq "$gpu_nodes"); do
+    nodes+="NodeName=g$i NodeHostname=localhost Port=$port CPUs=$gpu_node_cpus Gres=gpu:$gpus State=UNKNOWN"$'\n'
+    gpu_list+="${gpu_list:+,}g$i"
+    for k in $(seq 0 $((gpus - 1))); do
+        : > "$dir/dev/gpu-g$i-$k"
+        gres+="NodeName=g$i Name=gpu File=$dir/dev/gpu-g$i-$k"$'\n'
+    done
+    port=$((port + 1))
+done
+nodes+="PartitionName=cpu Nodes=$cpu_list Default=YES MaxTime=INFINITE State=UP"$'\n'
+nodes+="PartitionName=gpu Nodes=$gpu_list MaxTime=INFINITE State=UP"
+
+render() {
+    awk -v dir="$dir" -v port="$ctld_port" -v sched="$sched" -v plugins="$plugins" \
+        -v params="$sched_params" -v nodes="$nodes" -v gres="$gres" '
+        { gsub(/@DIR@/, dir); gsub(/@CTLD_PORT@/, port); gsub(/@SCHED@/, sched);
+          gsub(/@PLUGIN_DIR@/, plugins); gsub(/@SCHED_PARAMS@/, params) }
+        /@NODES@/ { print nodes; next }
+        /@GRES@/ { printf "%s", gres; next }
+        { print }' "$1"
+}
+render "$here/slurm-conf/slurm.conf" > "$dir/slurm.conf"
+[ -z "$sched_params" ] && sed -i '/^SchedulerParameters=$/d' "$dir/slurm.conf"
+render "$here/slurm-conf/gres.conf" > "$dir/gres.conf"
+if [ -n "$fairmatch_conf" ]; then cp "$fairmatch_conf" "$dir/fairmatch.conf"; fi
+export SLURM_CONF=$dir/slurm.conf
+
+slurmctld -f "$dir/slurm.conf" -i
+for n in $(echo "$cpu_list,$gpu_list" | tr , ' '); do
+    mkdir -p "$dir/spool-$n"
+    slurmd -f "$dir/slurm.conf" -N "$n"
+done
+
+# Ready when every node is idle.
+total=$((cpu_nodes + gpu_nodes))
+for _ in $(seq 150); do
+    idle=$(sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 == "idle"' | sort -u | wc -l)
+    [ "$idle" -ge "$total" ] && exit 0
+    sleep 0.2
+done
+echo "cluster in $dir did not come up; see $dir/slurmctld.log" >&2
+sinfo -N >&2 || true
+tail -20 "$dir/slurmctld.log" >&2 || true
+stop
+exit 1

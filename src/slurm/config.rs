@@ -1,0 +1,151 @@
+//! The plugin's configuration file, `fairmatch.conf` beside slurm.conf, in
+//! slurm.conf's own `Key=Value` style. Every key is optional; a bad line is
+//! reported and its default kept, so a broken file never stops slurmctld.
+
+use super::hints::parse_duration;
+
+/// Whom fairness compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FairshareBy {
+    User,
+    Account,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// AlloX's fairness knob, in (0, 1].
+    pub alpha: f64,
+    /// AlloX's `N_max`; `None` = no cap.
+    pub max_candidates: Option<usize>,
+    pub fairshare_by: FairshareBy,
+    /// CPUs per CPU slot; 0 = what the jobs ask for.
+    pub cpus_per_slot: u32,
+    /// Seconds, when nothing better is known.
+    pub default_runtime: f64,
+    /// How often the agent looks for changes.
+    pub interval_ms: u32,
+    /// Managed partitions; empty = all.
+    pub partitions: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            alpha: 1.0,
+            max_candidates: None,
+            fairshare_by: FairshareBy::User,
+            cpus_per_slot: 0,
+            default_runtime: 3600.0,
+            interval_ms: 500,
+            partitions: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    pub fn manages(&self, partition: &str) -> bool {
+        self.partitions.is_empty() || self.partitions.iter().any(|p| p == partition)
+    }
+}
+
+/// Parses `text` (named `file` in messages). Returns the configuration and
+/// one `file:line: message` warning per line that was not understood.
+pub fn parse(file: &str, text: &str) -> (Config, Vec<String>) {
+    let mut config = Config::default();
+    let mut warnings = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut warn = |m: String| warnings.push(format!("{file}:{}: {m}", i + 1));
+        let Some((key, value)) = line.split_once('=') else {
+            warn(format!("expected Key=Value, found '{line}'"));
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let result = match key.to_ascii_lowercase().as_str() {
+            "alpha" => value
+                .parse::<f64>()
+                .ok()
+                .filter(|a| *a > 0.0 && *a <= 1.0)
+                .map(|a| config.alpha = a)
+                .ok_or("Alpha must be a number in (0, 1]".to_string()),
+            "maxcandidates" => match value.parse::<usize>() {
+                Ok(0) => Ok(config.max_candidates = None),
+                Ok(n) => Ok(config.max_candidates = Some(n)),
+                Err(_) => Err("MaxCandidates must be a whole number (0 = no cap)".into()),
+            },
+            "fairshareby" => match value.to_ascii_lowercase().as_str() {
+                "user" => Ok(config.fairshare_by = FairshareBy::User),
+                "account" => Ok(config.fairshare_by = FairshareBy::Account),
+                _ => Err("FairshareBy must be 'user' or 'account'".into()),
+            },
+            "cpusperslot" => value
+                .parse::<u32>()
+                .map(|n| config.cpus_per_slot = n)
+                .map_err(|_| "CpusPerSlot must be a whole number (0 = per job)".into()),
+            "defaultruntime" => {
+                let seconds = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .map_or_else(|| parse_duration(value), Ok);
+                seconds.map(|s| config.default_runtime = s)
+            }
+            "intervalms" => value
+                .parse::<u32>()
+                .ok()
+                .filter(|ms| (10..=60_000).contains(ms))
+                .map(|ms| config.interval_ms = ms)
+                .ok_or("IntervalMs must be a whole number from 10 to 60000".to_string()),
+            "partitions" => {
+                config.partitions = value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(String::from)
+                    .collect();
+                Ok(())
+            }
+            _ => Err(format!("unknown key '{key}'")),
+        };
+        if let Err(m) = result {
+            warn(format!("{m}; keeping the default"));
+        }
+    }
+    (config, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_key() {
+        let (c, w) = parse(
+            "f.conf",
+            "# comment\nAlpha=0.25\nmaxcandidates=50\nFairshareBy=account\nCpusPerSlot=4\n\
+             DefaultRuntime=1h\nIntervalMs=100 # fast\nPartitions=cpu, gpu\n",
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.alpha, 0.25);
+        assert_eq!(c.max_candidates, Some(50));
+        assert_eq!(c.fairshare_by, FairshareBy::Account);
+        assert_eq!(c.cpus_per_slot, 4);
+        assert_eq!(c.default_runtime, 3600.0);
+        assert_eq!(c.interval_ms, 100);
+        assert_eq!(c.partitions, vec!["cpu", "gpu"]);
+        assert!(c.manages("gpu") && !c.manages("debug"));
+    }
+
+    #[test]
+    fn bad_lines_warn_and_keep_defaults() {
+        let (c, w) = parse("f.conf", "Alpha=7\nColor=blue\nnonsense\nIntervalMs=1\n");
+        assert_eq!(c, Config::default());
+        assert_eq!(w.len(), 4);
+        assert!(w[0].starts_with("f.conf:1: Alpha"), "{w:?}");
+        assert!(w[1].contains("unknown key 'Color'"));
+        assert!(w[2].starts_with("f.conf:3:"));
+    }
+}

@@ -1,0 +1,186 @@
+//! Runtime hints users give at submit time, in the job's comment:
+//!
+//! ```text
+//! sbatch -p cpu,gpu --comment "fairmatch: gpu=20m cpu=3h" job.sh
+//! ```
+//!
+//! After the marker `fairmatch:` come `flavor=duration` pairs separated by
+//! spaces or commas. A duration is one or more `<number><unit>` parts with
+//! units `d`, `h`, `m`, `s` (`90s`, `20m`, `1h30m`, `2.5s`). Keys are
+//! partition names. Whatever is wrong with a hint is reported as a problem
+//! and that flavor falls back; a hint never fails a job.
+
+/// Comments longer than this are not parsed at all: a hint is short, and a
+/// huge comment must not cost slurmctld time or memory.
+pub const MAX_COMMENT_BYTES: usize = 4096;
+/// Estimates above this (a year) are rejected as typos.
+pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+pub const MARKER: &str = "fairmatch:";
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Hint {
+    /// `(flavor, seconds)` in the order given; a flavor given twice keeps
+    /// its last value.
+    pub estimates: Vec<(String, f64)>,
+    /// Human-readable reasons why (part of) the hint was not used.
+    pub problems: Vec<String>,
+    /// Whether the comment carried the marker at all.
+    pub present: bool,
+}
+
+impl Hint {
+    pub fn estimate(&self, flavor: &str) -> Option<f64> {
+        self.estimates
+            .iter()
+            .rev()
+            .find(|(f, _)| f == flavor)
+            .map(|(_, s)| *s)
+    }
+}
+
+/// Parses the hint in `comment`. `flavors` are the names a key may take;
+/// other keys are reported as unknown.
+pub fn parse(comment: &str, flavors: &[&str]) -> Hint {
+    let mut hint = Hint::default();
+    if comment.len() > MAX_COMMENT_BYTES {
+        hint.problems.push(format!(
+            "comment is {} bytes, over the {MAX_COMMENT_BYTES}-byte limit; hint ignored",
+            comment.len()
+        ));
+        return hint;
+    }
+    let Some(at) = comment.find(MARKER) else {
+        return hint;
+    };
+    hint.present = true;
+    let body = &comment[at + MARKER.len()..];
+    let mut any = false;
+    for item in body.split(|c: char| c.is_whitespace() || c == ',' || c == ';') {
+        if item.is_empty() {
+            continue;
+        }
+        any = true;
+        let Some((key, value)) = item.split_once('=') else {
+            hint.problems
+                .push(format!("'{}' is not flavor=duration", shorten(item)));
+            continue;
+        };
+        if !flavors.contains(&key) {
+            hint.problems.push(format!(
+                "unknown flavor '{}' (partitions: {})",
+                shorten(key),
+                flavors.join(", ")
+            ));
+            continue;
+        }
+        match parse_duration(value) {
+            Ok(s) => hint.estimates.push((key.to_string(), s)),
+            Err(e) => hint.problems.push(format!("{key}: {e}")),
+        }
+    }
+    if !any {
+        hint.problems.push("empty hint after 'fairmatch:'".into());
+    }
+    hint
+}
+
+/// Parses `1h30m`, `20m`, `90s`, `2.5s`, `1d`: seconds, at most a year.
+pub fn parse_duration(text: &str) -> Result<f64, String> {
+    let shown = shorten(text);
+    if text.is_empty() {
+        return Err("empty duration".into());
+    }
+    if text.starts_with('-') {
+        return Err(format!("negative duration '{shown}'"));
+    }
+    let mut total = 0.0;
+    let mut number = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() || c == '.' {
+            number.push(c);
+            continue;
+        }
+        let unit = match c {
+            'd' => 86400.0,
+            'h' => 3600.0,
+            'm' => 60.0,
+            's' => 1.0,
+            _ => return Err(format!("bad duration '{shown}' (use e.g. 90s, 20m, 1h30m)")),
+        };
+        let value: f64 = number
+            .parse()
+            .map_err(|_| format!("bad duration '{shown}' (use e.g. 90s, 20m, 1h30m)"))?;
+        total += value * unit;
+        number.clear();
+    }
+    if !number.is_empty() {
+        return Err(format!("duration '{shown}' lacks a unit (s, m, h or d)"));
+    }
+    if !total.is_finite() || total > MAX_SECONDS {
+        return Err(format!("duration '{shown}' is over a year"));
+    }
+    Ok(total)
+}
+
+/// At most 40 characters of user text in a message.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FLAVORS: &[&str] = &["gpu", "cpu"];
+
+    #[test]
+    fn parses_pairs_and_units() {
+        let h = parse("train resnet; fairmatch: gpu=20m cpu=1h30m", FLAVORS);
+        assert!(h.present && h.problems.is_empty(), "{h:?}");
+        assert_eq!(h.estimate("gpu"), Some(1200.0));
+        assert_eq!(h.estimate("cpu"), Some(5400.0));
+        let h = parse("fairmatch: gpu=2.5s,cpu=90s", FLAVORS);
+        assert_eq!(
+            (h.estimate("gpu"), h.estimate("cpu")),
+            (Some(2.5), Some(90.0))
+        );
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("1d2h3m4s"), Ok(93784.0));
+        assert!(parse_duration("-5m").unwrap_err().contains("negative"));
+        assert!(parse_duration("999999h")
+            .unwrap_err()
+            .contains("over a year"));
+        assert!(parse_duration("20").unwrap_err().contains("unit"));
+        assert!(parse_duration("2x").unwrap_err().contains("bad duration"));
+        assert!(parse_duration("1..5s").is_err());
+    }
+
+    #[test]
+    fn problems_are_reported_and_good_parts_kept() {
+        let h = parse("fairmatch: gpu=20m tpu=1h cpu=-3m junk", FLAVORS);
+        assert_eq!(h.estimate("gpu"), Some(1200.0));
+        assert_eq!(h.estimate("cpu"), None);
+        assert_eq!(h.problems.len(), 3, "{h:?}");
+        assert!(h.problems[0].contains("unknown flavor 'tpu'"));
+        assert!(h.problems[1].contains("negative"));
+        assert!(h.problems[2].contains("not flavor=duration"));
+    }
+
+    #[test]
+    fn no_marker_is_no_hint_and_huge_comments_are_refused() {
+        let h = parse("garbage", FLAVORS);
+        assert!(!h.present && h.estimates.is_empty() && h.problems.is_empty());
+        let big = format!("fairmatch: gpu=1m {}", "x".repeat(10_000));
+        let h = parse(&big, FLAVORS);
+        assert!(h.estimates.is_empty());
+        assert!(h.problems[0].contains("limit"));
+        let h = parse("fairmatch:", FLAVORS);
+        assert!(h.problems[0].contains("empty"));
+    }
+}

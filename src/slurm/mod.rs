@@ -1,0 +1,10 @@
+//! Everything the Slurm plugin decides, as pure Rust: hints, configuration,
+//! learned run times, and the planner that runs the shared policy on a
+//! snapshot of slurmctld. The FFI layer (`crate::plugin`, feature `plugin`)
+//! only converts C structs to these types and back.
+
+pub mod config;
+pub mod hints;
+pub mod history;
+pub mod planner;
+pub mod snapshot;

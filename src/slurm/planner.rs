@@ -1,0 +1,391 @@
+//! Turns a snapshot of slurmctld into decisions, through the same
+//! [`Policy`] the simulator runs.
+//!
+//! The model: each managed partition is a flavor. A GPU partition (its
+//! nodes have GPUs) has one slot per GPU; a CPU partition has
+//! `cpus / cpus_per_slot` slots per node, where `cpus_per_slot` is the
+//! configured value or, by default, the most CPUs any managed job asks for.
+//! Running jobs occupy slots until their estimated end. Estimates per
+//! flavor come from the job's hint, else its time limit, else the mean of
+//! earlier jobs with the same user, name and partition, else the
+//! configured default.
+
+use super::config::{Config, FairshareBy};
+use super::hints::{self, Hint};
+use super::history::History;
+use super::snapshot::{Action, Decision, JobInfo, Snapshot};
+use crate::model::Flavor;
+use crate::policy::{allox::Allox, MachineView, PendingJob, Policy, RunningJob, View};
+use std::collections::{HashMap, HashSet};
+
+/// Longest reason text handed to Slurm.
+const MAX_REASON: usize = 240;
+
+/// Where an estimate came from, for the reason a user sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Hint,
+    TimeLimit,
+    History,
+    Default,
+}
+
+impl Source {
+    fn label(self) -> &'static str {
+        match self {
+            Source::Hint => "hint",
+            Source::TimeLimit => "time limit",
+            Source::History => "history",
+            Source::Default => "default",
+        }
+    }
+}
+
+/// One slot of the model.
+#[derive(Clone, Debug)]
+struct Slot {
+    flavor: usize,
+    node: usize,
+    gpu: bool,
+}
+
+pub struct Planner {
+    config: Config,
+    history: History,
+    /// Precise start times of the jobs this planner started (Slurm keeps
+    /// whole seconds).
+    started_at: HashMap<u32, f64>,
+    /// Jobs whose hint problems were already reported.
+    noted: HashSet<u32>,
+}
+
+impl Planner {
+    pub fn new(config: Config) -> Self {
+        Planner {
+            config,
+            history: History::default(),
+            started_at: HashMap::new(),
+            noted: HashSet::new(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn set_config(&mut self, config: Config) {
+        self.config = config;
+    }
+
+    /// Decides every pending job of `snap`: start now (where) or wait (why).
+    pub fn plan(&mut self, snap: &Snapshot) -> Vec<Decision> {
+        for f in &snap.finished {
+            self.history
+                .record(&f.user, &f.name, &f.partition, f.seconds);
+        }
+        let live: HashSet<u32> = snap
+            .pending
+            .iter()
+            .chain(&snap.running)
+            .map(|j| j.job_id)
+            .collect();
+        self.started_at.retain(|id, _| live.contains(id));
+        self.noted.retain(|id| live.contains(id));
+
+        let model = Model::build(&self.config, snap);
+        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
+        let hints: Vec<Hint> = snap
+            .pending
+            .iter()
+            .map(|j| hints::parse(&j.comment, &names))
+            .collect();
+        let estimates: Vec<Vec<Option<(f64, Source)>>> = snap
+            .pending
+            .iter()
+            .zip(&hints)
+            .map(|(job, hint)| self.estimates(&model, job, hint))
+            .collect();
+
+        let mut users: Vec<String> = Vec::new();
+        let mut user_of = |job: &JobInfo| {
+            let key = match self.config.fairshare_by {
+                FairshareBy::User => &job.user,
+                FairshareBy::Account => &job.account,
+            };
+            users.iter().position(|u| u == key).unwrap_or_else(|| {
+                users.push(key.clone());
+                users.len() - 1
+            })
+        };
+
+        let mut machines: Vec<MachineView> = model
+            .slots
+            .iter()
+            .map(|s| MachineView {
+                flavor: s.flavor,
+                free_at: snap.now,
+                idle: true,
+            })
+            .collect();
+        let mut running: Vec<RunningJob> = Vec::new();
+        for (r, job) in snap.running.iter().enumerate() {
+            let Some(place) = &job.running else { continue };
+            let Some(flavor) = model.flavor_index(&place.partition) else {
+                continue;
+            };
+            let slot = model.slots.iter().enumerate().position(|(i, s)| {
+                s.flavor == flavor && snap.nodes[s.node].name == place.node && machines[i].idle
+            });
+            let Some(machine) = slot else { continue };
+            let hint = hints::parse(&job.comment, &names);
+            let est = self.estimates(&model, job, &hint);
+            let start = self
+                .started_at
+                .get(&job.job_id)
+                .copied()
+                .unwrap_or(place.start);
+            let length = est[flavor].map_or(self.config.default_runtime, |(s, _)| s);
+            machines[machine].idle = false;
+            machines[machine].free_at = start + length;
+            running.push(RunningJob {
+                id: usize::MAX - r,
+                user: user_of(job),
+                machine,
+                started: start,
+                estimates: est.iter().map(|e| e.map(|(s, _)| s)).collect(),
+            });
+        }
+        let mut pending: Vec<PendingJob> = snap
+            .pending
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| estimates[*i].iter().any(Option::is_some))
+            .map(|(i, job)| PendingJob {
+                id: i,
+                user: user_of(job),
+                arrival: job.submit,
+                estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
+            })
+            .collect();
+
+        let mut policy = Allox {
+            alpha: self.config.alpha,
+            max_candidates: self.config.max_candidates,
+            solver: Default::default(),
+        };
+        let weights = vec![1.0; users.len()];
+        let mut starts: HashMap<usize, usize> = HashMap::new();
+        // Ask again at the same instant while jobs start, as the simulator
+        // does, so fairness scores see the jobs just started.
+        loop {
+            if pending.is_empty() || !machines.iter().any(|m| m.idle) {
+                break;
+            }
+            let view = View {
+                now: snap.now,
+                flavors: &model.flavors,
+                machines: &machines,
+                pending: &pending,
+                running: &running,
+                user_weights: &weights,
+            };
+            let decided = match policy.decide(&view) {
+                Ok(d) => d,
+                Err(e) => {
+                    log::error!("policy failed: {e}; jobs stay pending");
+                    break;
+                }
+            };
+            if decided.is_empty() {
+                break;
+            }
+            for s in decided {
+                let Some(p) = pending.iter().position(|p| p.id == s.job) else {
+                    continue;
+                };
+                let Some(length) = pending[p].estimates[machines[s.machine].flavor] else {
+                    continue;
+                };
+                if !machines[s.machine].idle {
+                    continue;
+                }
+                let job = pending.swap_remove(p);
+                machines[s.machine].idle = false;
+                machines[s.machine].free_at = snap.now + length;
+                running.push(RunningJob {
+                    id: job.id,
+                    user: job.user,
+                    machine: s.machine,
+                    started: snap.now,
+                    estimates: job.estimates,
+                });
+                starts.insert(job.id, s.machine);
+            }
+        }
+
+        snap.pending
+            .iter()
+            .enumerate()
+            .map(|(i, job)| {
+                let note = self.note(job, &hints[i], &estimates[i], &model);
+                match starts.get(&i) {
+                    Some(&m) => {
+                        let slot = &model.slots[m];
+                        self.started_at.insert(job.job_id, snap.now);
+                        Decision {
+                            job_id: job.job_id,
+                            action: Action::Start {
+                                partition: model.flavors[slot.flavor].name.clone(),
+                                node: snap.nodes[slot.node].name.clone(),
+                                gpus: u32::from(slot.gpu),
+                            },
+                            reason: String::new(),
+                            note,
+                        }
+                    }
+                    None => Decision {
+                        job_id: job.job_id,
+                        action: Action::Wait,
+                        reason: wait_reason(&model, &hints[i], &estimates[i]),
+                        note,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// Estimate per model flavor for `job`; `None` where it may not run.
+    fn estimates(&self, model: &Model, job: &JobInfo, hint: &Hint) -> Vec<Option<(f64, Source)>> {
+        model
+            .flavors
+            .iter()
+            .map(|f| {
+                if !job.partitions.iter().any(|p| *p == f.name) {
+                    return None;
+                }
+                Some(if let Some(s) = hint.estimate(&f.name) {
+                    (s, Source::Hint)
+                } else if let Some(s) = job.time_limit {
+                    (s, Source::TimeLimit)
+                } else if let Some(s) = self.history.mean(&job.user, &job.name, &f.name) {
+                    (s, Source::History)
+                } else {
+                    (self.config.default_runtime, Source::Default)
+                })
+            })
+            .collect()
+    }
+
+    /// The admin note for a job whose hint was missing or faulty, once.
+    fn note(
+        &mut self,
+        job: &JobInfo,
+        hint: &Hint,
+        est: &[Option<(f64, Source)>],
+        model: &Model,
+    ) -> Option<String> {
+        let fell_back = est.iter().flatten().any(|(_, s)| *s != Source::Hint);
+        if !fell_back || self.noted.contains(&job.job_id) {
+            return None;
+        }
+        self.noted.insert(job.job_id);
+        let mut why = hint.problems.clone();
+        if !hint.present && why.is_empty() {
+            why.push("no 'fairmatch: flavor=duration' hint in the comment".into());
+        }
+        if why.is_empty() {
+            why.push("hint names only some of the job's partitions".into());
+        }
+        Some(truncate(format!(
+            "fairmatch: {}; using {}",
+            why.join("; "),
+            describe(model, est)
+        )))
+    }
+}
+
+fn wait_reason(model: &Model, hint: &Hint, est: &[Option<(f64, Source)>]) -> String {
+    if est.iter().all(Option::is_none) {
+        return "fairmatch: none of the job's partitions has slots".into();
+    }
+    let mut reason = format!("fairmatch: queued; {}", describe(model, est));
+    if !hint.problems.is_empty() {
+        reason.push_str("; hint: ");
+        reason.push_str(&hint.problems.join("; "));
+    }
+    truncate(reason)
+}
+
+fn describe(model: &Model, est: &[Option<(f64, Source)>]) -> String {
+    model
+        .flavors
+        .iter()
+        .zip(est)
+        .filter_map(|(f, e)| e.map(|(s, src)| format!("{}={}s ({})", f.name, s, src.label())))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn truncate(mut s: String) -> String {
+    if s.len() > MAX_REASON {
+        let mut cut = MAX_REASON - 3;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("...");
+    }
+    s
+}
+
+/// Flavors and slots built from the snapshot's partitions and nodes.
+struct Model {
+    flavors: Vec<Flavor>,
+    slots: Vec<Slot>,
+}
+
+impl Model {
+    fn build(config: &Config, snap: &Snapshot) -> Model {
+        let slot_cpus = if config.cpus_per_slot > 0 {
+            config.cpus_per_slot
+        } else {
+            snap.pending
+                .iter()
+                .chain(&snap.running)
+                .map(|j| j.cpus)
+                .max()
+                .unwrap_or(1)
+                .max(1)
+        };
+        let mut flavors = Vec::new();
+        let mut slots = Vec::new();
+        for part in snap.partitions.iter().filter(|p| config.manages(&p.name)) {
+            let flavor = flavors.len();
+            let gpu = part.nodes.iter().any(|&n| snap.nodes[n].gpus() > 0);
+            let before = slots.len();
+            // A node that is down or drained offers no slots.
+            for &n in part.nodes.iter().filter(|&&n| snap.nodes[n].available) {
+                let node = &snap.nodes[n];
+                let count = if gpu {
+                    node.gpus()
+                } else {
+                    node.cpus / slot_cpus
+                };
+                slots.extend((0..count).map(|_| Slot {
+                    flavor,
+                    node: n,
+                    gpu,
+                }));
+            }
+            flavors.push(Flavor {
+                name: part.name.clone(),
+                slots: slots.len() - before,
+            });
+        }
+        Model { flavors, slots }
+    }
+
+    fn flavor_index(&self, name: &str) -> Option<usize> {
+        self.flavors.iter().position(|f| f.name == name)
+    }
+}

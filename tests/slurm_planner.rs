@@ -1,0 +1,252 @@
+//! The plugin's planner on hand-made snapshots of slurmctld: the same
+//! decisions the simulator makes, hints and their fallbacks, and reasons.
+
+use fairmatch::slurm::config::Config;
+use fairmatch::slurm::planner::Planner;
+use fairmatch::slurm::snapshot::{
+    Action, FinishedJob, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
+};
+
+fn node(name: &str, cpus: u32, gres: &str) -> NodeInfo {
+    NodeInfo {
+        name: name.into(),
+        cpus,
+        gres: gres.into(),
+        available: true,
+    }
+}
+
+/// c1, c2 (1 CPU each) in `cpu`; g1, g2 (1 GPU each) in `gpu`.
+fn cluster(now: f64) -> Snapshot {
+    Snapshot {
+        now,
+        nodes: vec![
+            node("c1", 1, ""),
+            node("c2", 1, ""),
+            node("g1", 1, "gpu:1"),
+            node("g2", 1, "gpu:1"),
+        ],
+        partitions: vec![
+            PartitionInfo {
+                name: "cpu".into(),
+                nodes: vec![0, 1],
+            },
+            PartitionInfo {
+                name: "gpu".into(),
+                nodes: vec![2, 3],
+            },
+        ],
+        pending: Vec::new(),
+        running: Vec::new(),
+        finished: Vec::new(),
+    }
+}
+
+fn job(id: u32, user: &str, comment: &str) -> JobInfo {
+    JobInfo {
+        job_id: id,
+        user: user.into(),
+        account: "acct".into(),
+        name: "train".into(),
+        comment: comment.into(),
+        time_limit: None,
+        partitions: vec!["cpu".into(), "gpu".into()],
+        cpus: 1,
+        submit: 1000.0 + f64::from(id),
+        running: None,
+    }
+}
+
+fn placed(
+    decisions: &[fairmatch::slurm::snapshot::Decision],
+    id: u32,
+) -> Option<(String, String, u32)> {
+    decisions
+        .iter()
+        .find(|d| d.job_id == id)
+        .and_then(|d| match &d.action {
+            Action::Start {
+                partition,
+                node,
+                gpus,
+            } => Some((partition.clone(), node.clone(), *gpus)),
+            Action::Wait => None,
+        })
+}
+
+#[test]
+fn motivation_case_sends_the_cpu_slow_jobs_to_gpus() {
+    let mut snap = cluster(5000.0);
+    snap.pending = vec![
+        job(1, "alice", "fairmatch: gpu=40s cpu=50s"),
+        job(2, "alice", "fairmatch: gpu=40s cpu=50s"),
+        job(3, "bob", "fairmatch: gpu=40s cpu=80s"),
+        job(4, "bob", "fairmatch: gpu=40s cpu=80s"),
+    ];
+    let decisions = Planner::new(Config::default()).plan(&snap);
+    let flavor = |id| placed(&decisions, id).map(|(p, _, g)| (p, g));
+    assert_eq!(flavor(1), Some(("cpu".into(), 0)));
+    assert_eq!(flavor(2), Some(("cpu".into(), 0)));
+    assert_eq!(flavor(3), Some(("gpu".into(), 1)));
+    assert_eq!(flavor(4), Some(("gpu".into(), 1)));
+    let nodes: Vec<String> = (1..=4)
+        .map(|id| placed(&decisions, id).unwrap().1)
+        .collect();
+    let mut unique = nodes.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 4, "one job per slot: {nodes:?}");
+}
+
+#[test]
+fn running_jobs_hold_their_slots_until_their_estimated_end() {
+    let mut snap = cluster(100.0);
+    let mut long = job(9, "carol", "fairmatch: gpu=1000s cpu=1000s");
+    long.running = Some(Placement {
+        partition: "gpu".into(),
+        node: "g1".into(),
+        start: 50.0,
+    });
+    snap.running = vec![long];
+    // 5x faster on a GPU: takes g2, the free GPU.
+    snap.pending = vec![job(1, "alice", "fairmatch: gpu=10s cpu=50s")];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert_eq!(placed(&d, 1), Some(("gpu".into(), "g2".into(), 1)));
+}
+
+#[test]
+fn a_job_faster_on_cpu_runs_on_cpu_and_waiting_jobs_say_why() {
+    let mut snap = cluster(0.0);
+    snap.nodes.truncate(3);
+    snap.partitions[1].nodes = vec![2];
+    snap.pending = vec![
+        job(1, "alice", "fairmatch: gpu=100s cpu=20s"),
+        job(2, "alice", "fairmatch: gpu=100s cpu=20s"),
+        job(3, "alice", "fairmatch: gpu=100s cpu=20s"),
+    ];
+    let d = Planner::new(Config::default()).plan(&snap);
+    let started: Vec<String> = (1..=3)
+        .filter_map(|id| placed(&d, id))
+        .map(|p| p.0)
+        .collect();
+    assert_eq!(started, vec!["cpu", "cpu"]);
+    // The third waits 20 s for a CPU rather than taking 100 s on the GPU.
+    let third = d.iter().find(|x| x.action == Action::Wait).unwrap();
+    assert!(
+        third
+            .reason
+            .starts_with("fairmatch: queued; cpu=20s (hint) gpu=100s (hint)"),
+        "{}",
+        third.reason
+    );
+}
+
+#[test]
+fn bad_hints_fall_back_in_order_and_are_noted_once() {
+    let mut planner = Planner::new(Config {
+        default_runtime: 77.0,
+        ..Config::default()
+    });
+    let mut snap = cluster(0.0);
+    snap.nodes = vec![node("c1", 1, "")];
+    snap.partitions = vec![PartitionInfo {
+        name: "cpu".into(),
+        nodes: vec![0],
+    }];
+    let mut with_limit = job(1, "alice", "garbage");
+    with_limit.partitions = vec!["cpu".into()];
+    with_limit.time_limit = Some(600.0);
+    let mut learned = job(2, "bob", "fairmatch: cpu=-5m");
+    learned.partitions = vec!["cpu".into()];
+    let mut unknown = job(3, "bob", "fairmatch: tpu=5m");
+    unknown.partitions = vec!["cpu".into()];
+    unknown.name = "other".into();
+    snap.pending = vec![with_limit, learned, unknown];
+    snap.finished = vec![FinishedJob {
+        user: "bob".into(),
+        name: "train".into(),
+        partition: "cpu".into(),
+        seconds: 42.0,
+    }];
+    let d = planner.plan(&snap);
+    let note = |id: u32| {
+        d.iter()
+            .find(|x| x.job_id == id)
+            .unwrap()
+            .note
+            .clone()
+            .unwrap()
+    };
+    assert!(
+        note(1).contains("no 'fairmatch: flavor=duration' hint")
+            && note(1).contains("cpu=600s (time limit)"),
+        "{}",
+        note(1)
+    );
+    assert!(
+        note(2).contains("negative") && note(2).contains("cpu=42s (history)"),
+        "{}",
+        note(2)
+    );
+    assert!(
+        note(3).contains("unknown flavor 'tpu'") && note(3).contains("cpu=77s (default)"),
+        "{}",
+        note(3)
+    );
+    // The reason a waiting job shows carries the hint problem too.
+    let waiting: Vec<_> = d.iter().filter(|x| x.action == Action::Wait).collect();
+    assert_eq!(waiting.len(), 2);
+    snap.finished.clear();
+    let again = planner.plan(&snap);
+    assert!(
+        again.iter().all(|x| x.note.is_none()),
+        "notes repeat: {again:?}"
+    );
+}
+
+#[test]
+fn small_alpha_lets_a_second_user_in_ahead_of_a_long_queue() {
+    let mut planner = Planner::new(Config {
+        alpha: 0.1,
+        ..Config::default()
+    });
+    let mut snap = cluster(0.0);
+    snap.nodes = vec![node("c1", 1, ""), node("c2", 1, "")];
+    snap.partitions = vec![PartitionInfo {
+        name: "cpu".into(),
+        nodes: vec![0, 1],
+    }];
+    let mut run = job(100, "alice", "fairmatch: cpu=100s");
+    run.partitions = vec!["cpu".into()];
+    run.running = Some(Placement {
+        partition: "cpu".into(),
+        node: "c1".into(),
+        start: 0.0,
+    });
+    snap.running = vec![run];
+    for id in 1..=30 {
+        let mut j = job(id, "alice", "fairmatch: cpu=10s");
+        j.partitions = vec!["cpu".into()];
+        snap.pending.push(j);
+    }
+    let mut late = job(31, "bob", "fairmatch: cpu=60s");
+    late.partitions = vec!["cpu".into()];
+    late.submit = 2000.0;
+    snap.pending.push(late);
+    let d = planner.plan(&snap);
+    assert_eq!(
+        placed(&d, 31).map(|p| p.1),
+        Some("c2".into()),
+        "bob's job starts on the free slot"
+    );
+}
+
+#[test]
+fn unavailable_nodes_get_nothing() {
+    let mut snap = cluster(0.0);
+    snap.nodes[2].available = false;
+    snap.nodes[3].available = false;
+    snap.pending = vec![job(1, "alice", "fairmatch: gpu=1s cpu=50s")];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert_eq!(placed(&d, 1).unwrap().0, "cpu");
+}
