@@ -64,57 +64,66 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<String>) {
             continue;
         };
         let (key, value) = (key.trim(), value.trim());
-        let result = match key.to_ascii_lowercase().as_str() {
-            "alpha" => value
-                .parse::<f64>()
-                .ok()
-                .filter(|a| *a > 0.0 && *a <= 1.0)
-                .map(|a| config.alpha = a)
-                .ok_or("Alpha must be a number in (0, 1]".to_string()),
-            "maxcandidates" => match value.parse::<usize>() {
-                Ok(0) => Ok(config.max_candidates = None),
-                Ok(n) => Ok(config.max_candidates = Some(n)),
-                Err(_) => Err("MaxCandidates must be a whole number (0 = no cap)".into()),
-            },
-            "fairshareby" => match value.to_ascii_lowercase().as_str() {
-                "user" => Ok(config.fairshare_by = FairshareBy::User),
-                "account" => Ok(config.fairshare_by = FairshareBy::Account),
-                _ => Err("FairshareBy must be 'user' or 'account'".into()),
-            },
-            "cpusperslot" => value
-                .parse::<u32>()
-                .map(|n| config.cpus_per_slot = n)
-                .map_err(|_| "CpusPerSlot must be a whole number (0 = per job)".into()),
-            "defaultruntime" => {
-                let seconds = value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|s| s.is_finite() && *s > 0.0)
-                    .map_or_else(|| parse_duration(value), Ok);
-                seconds.map(|s| config.default_runtime = s)
-            }
-            "intervalms" => value
-                .parse::<u32>()
-                .ok()
-                .filter(|ms| (10..=60_000).contains(ms))
-                .map(|ms| config.interval_ms = ms)
-                .ok_or("IntervalMs must be a whole number from 10 to 60000".to_string()),
-            "partitions" => {
-                config.partitions = value
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
-                    .map(String::from)
-                    .collect();
-                Ok(())
-            }
-            _ => Err(format!("unknown key '{key}'")),
-        };
+        let result = apply(&mut config, key, value);
         if let Err(m) = result {
             warn(format!("{m}; keeping the default"));
         }
     }
     (config, warnings)
+}
+
+/// Sets one key; an error leaves `config` as it was.
+fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
+    match key.to_ascii_lowercase().as_str() {
+        "alpha" => {
+            config.alpha = value
+                .parse::<f64>()
+                .ok()
+                .filter(|a| *a > 0.0 && *a <= 1.0)
+                .ok_or("Alpha must be a number in (0, 1]")?;
+        }
+        "maxcandidates" => {
+            let n = value
+                .parse::<usize>()
+                .map_err(|_| "MaxCandidates must be a whole number (0 = no cap)")?;
+            config.max_candidates = (n > 0).then_some(n);
+        }
+        "fairshareby" => {
+            config.fairshare_by = match value.to_ascii_lowercase().as_str() {
+                "user" => FairshareBy::User,
+                "account" => FairshareBy::Account,
+                _ => return Err("FairshareBy must be 'user' or 'account'".into()),
+            };
+        }
+        "cpusperslot" => {
+            config.cpus_per_slot = value
+                .parse::<u32>()
+                .map_err(|_| "CpusPerSlot must be a whole number (0 = per job)")?;
+        }
+        "defaultruntime" => {
+            config.default_runtime = match value.parse::<f64>() {
+                Ok(s) if s.is_finite() && s > 0.0 => s,
+                _ => parse_duration(value)?,
+            };
+        }
+        "intervalms" => {
+            config.interval_ms = value
+                .parse::<u32>()
+                .ok()
+                .filter(|ms| (10..=60_000).contains(ms))
+                .ok_or("IntervalMs must be a whole number from 10 to 60000")?;
+        }
+        "partitions" => {
+            config.partitions = value
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect();
+        }
+        _ => return Err(format!("unknown key '{key}'")),
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -260,7 +260,7 @@ impl Planner {
             .flavors
             .iter()
             .map(|f| {
-                if !job.partitions.iter().any(|p| *p == f.name) {
+                if !job.partitions.contains(&f.name) {
                     return None;
                 }
                 Some(if let Some(s) = hint.estimate(&f.name) {

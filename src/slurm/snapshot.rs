@@ -21,7 +21,7 @@ impl NodeInfo {
                 let entry = entry.split('(').next().unwrap_or("");
                 let mut parts = entry.split(':');
                 (parts.next()? == "gpu").then_some(())?;
-                parts.last().and_then(|n| n.trim().parse::<u32>().ok())
+                parts.next_back().and_then(|n| n.trim().parse::<u32>().ok())
             })
             .sum()
     }
