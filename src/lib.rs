@@ -33,6 +33,8 @@ pub mod bundled;
 pub mod io;
 pub mod metrics;
 pub mod model;
+#[cfg(feature = "plugin")]
+pub mod plugin;
 pub mod policy;
 #[cfg(feature = "cli")]
 pub mod sim;

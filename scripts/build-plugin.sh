@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds the Slurm plugin: target/plugin/sched_fairmatch.so.
+#
+#   SLURM_SRC_DIR=/path/to/configured/slurm scripts/build-plugin.sh
+#
+# SLURM_SRC_DIR must be the source of the Slurm that will load the plugin,
+# configured (./configure has produced config.h): the shim reads
+# slurmctld's internal structs, which change between versions. Without it,
+# the tree that scripts/slurm-deps.sh prepares for Debian's Slurm is used.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${SLURM_SRC_DIR:=/var/cache/fairmatch-slurm-src/src}"
+export SLURM_SRC_DIR
+cargo rustc --release --locked --lib --crate-type cdylib \
+    --no-default-features --features plugin
+mkdir -p target/plugin
+cp target/release/libfairmatch.so target/plugin/sched_fairmatch.so
+echo "target/plugin/sched_fairmatch.so"

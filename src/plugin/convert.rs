@@ -1,0 +1,136 @@
+//! Safe conversions between the shim's C structs and the planner's Rust
+//! types. Every pointer is checked; a null or non-UTF-8 string becomes an
+//! empty or lossy one rather than an error, since slurmctld's data is
+//! trusted to be well-formed and a bad byte must not stop scheduling.
+
+use super::raw;
+use crate::slurm::snapshot::{
+    Action, Decision, FinishedJob, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
+};
+use std::ffi::{c_char, CStr};
+
+/// Reads a C string; null becomes "".
+///
+/// # Safety
+/// `p` is null or points to a NUL-terminated string valid for this call.
+pub unsafe fn text(p: *const c_char) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
+}
+
+/// # Safety
+/// `p` is null (then `n` is ignored) or points to `n` valid elements.
+unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
+    if p.is_null() || n == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(p, n)
+    }
+}
+
+/// # Safety
+/// `s` and everything it points to are valid for the call, as
+/// `fairmatch_shim.h` promises.
+pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
+    let nodes: Vec<NodeInfo> = slice(s.nodes, s.n_nodes)
+        .iter()
+        .map(|n| NodeInfo {
+            name: text(n.name),
+            cpus: n.cpus,
+            gres: text(n.gres),
+            available: n.available != 0,
+        })
+        .collect();
+    let partitions = slice(s.partitions, s.n_partitions)
+        .iter()
+        .map(|p| PartitionInfo {
+            name: text(p.name),
+            nodes: slice(p.nodes, p.n_nodes)
+                .iter()
+                .map(|&i| i as usize)
+                .filter(|&i| i < nodes.len())
+                .collect(),
+        })
+        .collect();
+    Snapshot {
+        now: s.now,
+        nodes,
+        partitions,
+        pending: slice(s.pending, s.n_pending)
+            .iter()
+            .map(|j| job(j))
+            .collect(),
+        running: slice(s.running, s.n_running)
+            .iter()
+            .map(|j| job(j))
+            .collect(),
+        finished: slice(s.finished, s.n_finished)
+            .iter()
+            .map(|f| FinishedJob {
+                user: text(f.user),
+                name: text(f.name),
+                partition: text(f.partition),
+                seconds: f.seconds,
+            })
+            .collect(),
+    }
+}
+
+unsafe fn job(j: &raw::fm_job_t) -> JobInfo {
+    let running = (!j.run_partition.is_null()).then(|| Placement {
+        partition: text(j.run_partition),
+        node: text(j.run_node),
+        start: j.start,
+    });
+    JobInfo {
+        job_id: j.job_id,
+        user: text(j.user),
+        account: text(j.account),
+        name: text(j.name),
+        comment: text(j.comment),
+        time_limit: (j.time_limit >= 0.0).then_some(j.time_limit),
+        partitions: text(j.partitions)
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect(),
+        cpus: j.cpus,
+        submit: j.submit,
+        running,
+    }
+}
+
+/// Writes `d` into the fixed-size C struct, truncating text at a char
+/// boundary so the C side always sees a terminated string.
+pub fn decision(d: &Decision, out: &mut raw::fm_decision_t) {
+    out.job_id = d.job_id;
+    match &d.action {
+        Action::Start {
+            partition,
+            node,
+            gpus,
+        } => {
+            out.action = raw::FM_START as i32;
+            copy(partition, &mut out.partition);
+            copy(node, &mut out.node);
+            out.gpus = *gpus;
+        }
+        Action::Wait => out.action = raw::FM_WAIT as i32,
+    }
+    copy(&d.reason, &mut out.reason);
+    copy(d.note.as_deref().unwrap_or(""), &mut out.note);
+}
+
+fn copy(s: &str, out: &mut [c_char]) {
+    let mut end = s.len().min(out.len() - 1);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    for (o, b) in out.iter_mut().zip(s.as_bytes()[..end].iter()) {
+        *o = *b as c_char;
+    }
+    out[end] = 0;
+}
