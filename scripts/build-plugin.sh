@@ -6,10 +6,12 @@
 # SLURM_SRC_DIR must be the source of the Slurm that will load the plugin,
 # configured (./configure has produced config.h): the shim reads
 # slurmctld's internal structs, which change between versions. Without it,
-# the tree that scripts/slurm-deps.sh prepares for Debian's Slurm is used.
+# scripts/slurm-deps.sh installs Debian's Slurm and prepares its source.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${SLURM_SRC_DIR:=/var/cache/fairmatch-slurm-src/src}"
+if [ -z "${SLURM_SRC_DIR:-}" ]; then
+    SLURM_SRC_DIR=$(scripts/slurm-deps.sh)
+fi
 export SLURM_SRC_DIR
 cargo rustc --release --locked --lib --crate-type cdylib \
     --no-default-features --features plugin

@@ -173,3 +173,26 @@ fn small_alpha_serves_the_least_served_user_first() {
     assert_eq!(fast[2].start, 10.0, "{fast:?}");
     assert!(fast[2].start < fast[3].start, "{fast:?}");
 }
+
+#[test]
+fn identical_jobs_run_in_arrival_order() {
+    let jobs: Vec<_> = (0..4)
+        .map(|i| (0, f64::from(i), vec![Some(10.0)]))
+        .collect();
+    let s = scenario(&[1], &jobs);
+    let o = run(&s, &mut Allox::new(1.0), &EXACT);
+    let starts: Vec<f64> = o.iter().map(|j| j.start).collect();
+    assert_eq!(starts, vec![0.0, 10.0, 20.0, 30.0]);
+}
+
+#[test]
+fn ties_in_the_instant_score_go_to_the_least_served_user() {
+    // Two slots; alice's jobs all end together, so at each wave nobody
+    // runs and both users score 0. Attained service breaks the tie: bob,
+    // who has had nothing, gets a slot in the first wave after he arrives.
+    let mut jobs: Vec<_> = (0..6).map(|_| (0, 0.0, vec![Some(10.0)])).collect();
+    jobs.push((1, 1.0, vec![Some(10.0)]));
+    let s = scenario(&[2], &jobs);
+    let o = run(&s, &mut Allox::new(0.1), &EXACT);
+    assert_eq!(o[6].start, 10.0, "{o:?}");
+}

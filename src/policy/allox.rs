@@ -2,16 +2,17 @@
 //! (machine, position) slots, over the jobs of the users who have been
 //! served least.
 //!
-//! Fairness: each user's score `L_u` sums, over its running jobs,
-//! `DS_best * p_best / p_used`: the dominant share the job would take on its
-//! fastest flavor, discounted when it runs on a slower one. Scores are
-//! divided by the user's weight. Only the `ceil(alpha * |U|)` users with the
-//! lowest score are eligible, where `U` is the set of users with pending
-//! jobs. If the matching starts nothing on an idle machine, alpha doubles
+//! Fairness: each user's score `L_u` ([`usage_scores`]) sums, over its
+//! running jobs, `DS_best * p_best / p_used`: the dominant share the job
+//! would take on its fastest flavor, discounted when it runs on a slower
+//! one, divided by the user's weight. Only the `ceil(alpha * |U|)` users with
+//! the lowest score are eligible, where `U` is the set of users with pending
+//! jobs; ties go to the user with the least attained service (the score
+//! integrated over time), then to the lower index. If the matching starts nothing on an idle machine, alpha doubles
 //! for this decision and the matching is solved again, until every user is
 //! eligible. Alpha starts afresh at the next decision.
 
-use super::{by_arrival, PendingJob, Policy, PolicyError, Start, View};
+use super::{by_arrival, usage_scores, PendingJob, Policy, PolicyError, Start, View};
 use crate::solver::{self, Instance, Machine, SolverKind};
 
 #[derive(Clone, Debug)]
@@ -33,31 +34,6 @@ impl Allox {
     }
 }
 
-/// `L_u / weight_u` for every user index.
-pub fn user_scores(view: &View<'_>) -> Vec<f64> {
-    let mut scores = vec![0.0; view.user_weights.len()];
-    for job in view.running {
-        let used = job.estimates[view.machines[job.machine].flavor];
-        let best = job
-            .estimates
-            .iter()
-            .enumerate()
-            .filter(|(f, _)| view.flavors[*f].slots > 0)
-            .filter_map(|(f, t)| t.map(|t| (f, t)))
-            .min_by(|a, b| a.1.total_cmp(&b.1));
-        if let (Some(used), Some((fbest, pbest))) = (used, best) {
-            let ds_best = 1.0 / view.flavors[fbest].slots as f64;
-            // A zero-length estimate on the used flavor is as fast as it gets.
-            let discount = if used > 0.0 { pbest / used } else { 1.0 };
-            scores[job.user] += ds_best * discount;
-        }
-    }
-    for (s, w) in scores.iter_mut().zip(view.user_weights) {
-        *s /= w;
-    }
-    scores
-}
-
 impl Policy for Allox {
     fn label(&self) -> String {
         let mut label = format!("allox(a={})", self.alpha);
@@ -71,11 +47,21 @@ impl Policy for Allox {
         if view.pending.is_empty() || view.idle_machines().next().is_none() {
             return Ok(Vec::new());
         }
-        let scores = user_scores(view);
+        let scores = usage_scores(view);
         let mut users: Vec<usize> = view.pending.iter().map(|j| j.user).collect();
         users.sort_unstable();
         users.dedup();
-        users.sort_by(|a, b| scores[*a].total_cmp(&scores[*b]).then(a.cmp(b)));
+        // Equal scores (typically: nothing running) go to the user with
+        // the least service so far, not to the lowest index: AlloX's
+        // instantaneous score alone would hand every simultaneous wave of
+        // free slots to the same user.
+        let attained = |u: usize| view.attained.get(u).copied().unwrap_or(0.0);
+        users.sort_by(|&a, &b| {
+            scores[a]
+                .total_cmp(&scores[b])
+                .then(attained(a).total_cmp(&attained(b)))
+                .then(a.cmp(&b))
+        });
 
         let queued = by_arrival(view.pending);
         let mut alpha = self.alpha;
@@ -143,7 +129,7 @@ fn placeable(view: &View<'_>, job: &PendingJob) -> bool {
 mod tests {
     use super::*;
     use crate::model::Flavor;
-    use crate::policy::{MachineView, RunningJob};
+    use crate::policy::{usage_scores, MachineView, RunningJob};
 
     fn flavors() -> Vec<Flavor> {
         vec![
@@ -197,6 +183,7 @@ mod tests {
             pending: &pending,
             running: &[],
             user_weights: &[1.0, 1.0],
+            attained: &[],
         };
         let starts = Allox::new(0.5).decide(&view).unwrap();
         assert_eq!(starts, vec![Start { job: 1, machine: 1 }]);
@@ -248,8 +235,9 @@ mod tests {
             pending: &[],
             running: &running,
             user_weights: &[1.0, 2.0],
+            attained: &[],
         };
-        assert_eq!(user_scores(&view), vec![0.25 * 0.25, 0.125 / 2.0]);
+        assert_eq!(usage_scores(&view), vec![0.25 * 0.25, 0.125 / 2.0]);
     }
 
     #[test]
@@ -269,6 +257,7 @@ mod tests {
             pending: &pending,
             running: &[],
             user_weights: &[1.0],
+            attained: &[],
         };
         // Uncapped, the short job goes first; capped at 1, only the first
         // arrival is considered.

@@ -53,6 +53,9 @@ pub struct View<'a> {
     pub running: &'a [RunningJob],
     /// Weight per user index.
     pub user_weights: &'a [f64],
+    /// Service each user has had so far: [`usage_scores`] integrated over
+    /// time. Shorter than `user_weights` (or empty) means 0 for the rest.
+    pub attained: &'a [f64],
 }
 
 impl View<'_> {
@@ -79,6 +82,34 @@ impl View<'_> {
     pub fn estimate_on(&self, job: &PendingJob, machine: usize) -> Option<f64> {
         job.estimates[self.machines[machine].flavor]
     }
+}
+
+/// Each user's current share of the cluster, AlloX's `L_u`: over the
+/// user's running jobs, `DS_best * p_best / p_used` (the share of its
+/// fastest flavor the job would take, discounted when it runs on a slower
+/// one), divided by the user's weight. Indexed like `user_weights`.
+pub fn usage_scores(view: &View<'_>) -> Vec<f64> {
+    let mut scores = vec![0.0; view.user_weights.len()];
+    for job in view.running {
+        let used = job.estimates[view.machines[job.machine].flavor];
+        let best = job
+            .estimates
+            .iter()
+            .enumerate()
+            .filter(|(f, _)| view.flavors[*f].slots > 0)
+            .filter_map(|(f, t)| t.map(|t| (f, t)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some(used), Some((fbest, pbest))) = (used, best) {
+            let ds_best = 1.0 / view.flavors[fbest].slots as f64;
+            // A zero-length estimate on the used flavor is as fast as it gets.
+            let discount = if used > 0.0 { pbest / used } else { 1.0 };
+            scores[job.user] += ds_best * discount;
+        }
+    }
+    for (s, w) in scores.iter_mut().zip(view.user_weights) {
+        *s /= w;
+    }
+    scores
 }
 
 /// Start pending job `job` (a [`PendingJob::id`]) on `machine` now.

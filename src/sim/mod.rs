@@ -13,7 +13,9 @@ pub use estimates::{EstimateSource, ESTIMATE_FLOOR};
 
 use crate::metrics::JobOutcome;
 use crate::model::Scenario;
-use crate::policy::{MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View};
+use crate::policy::{
+    usage_scores, MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View,
+};
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
@@ -129,6 +131,11 @@ struct Sim<'a> {
     busy: Vec<f64>,
     decisions: usize,
     done: usize,
+    /// Per user: the fair-share score integrated over time so far, its
+    /// current rate, and when it was last brought up to date.
+    attained: Vec<f64>,
+    rates: Vec<f64>,
+    accounted_until: f64,
 }
 
 /// Runs `policy` on `scenario`. `progress` is called with the number of
@@ -162,11 +169,15 @@ pub fn simulate(
         busy: vec![0.0; cluster.flavors.len()],
         decisions: 0,
         done: 0,
+        attained: vec![0.0; scenario.workload.users.len()],
+        rates: vec![0.0; scenario.workload.users.len()],
+        accounted_until: 0.0,
     };
     for (j, job) in scenario.workload.jobs.iter().enumerate() {
         sim.push(job.arrival, Event::Arrive(j));
     }
     while let Some(Reverse((Time(now), _, _))) = sim.events.peek().copied() {
+        sim.account(now);
         while let Some(Reverse((Time(t), event, _))) = sim.events.peek().copied() {
             if t != now {
                 break;
@@ -176,6 +187,7 @@ pub fn simulate(
         }
         sim.start_probes(now);
         sim.schedule(now, policy)?;
+        sim.rates = sim.with_view(now, usage_scores);
         let waiting = sim.pending.len() + sim.probes.iter().map(VecDeque::len).sum::<usize>();
         if sim.events.is_empty() && waiting > 0 {
             return Err(SimError::Stalled { time: now, waiting });
@@ -272,27 +284,41 @@ impl Sim<'_> {
         }
     }
 
+    /// Brings every user's attained service up to `now`.
+    fn account(&mut self, now: f64) {
+        let elapsed = now - self.accounted_until;
+        for (a, r) in self.attained.iter_mut().zip(&self.rates) {
+            *a += r * elapsed;
+        }
+        self.accounted_until = now;
+    }
+
+    /// Calls `f` with the policy's view of the cluster at `now`.
+    fn with_view<T>(&self, now: f64, f: impl FnOnce(&View<'_>) -> T) -> T {
+        let machines = self.machine_views(now);
+        let running = self.running();
+        let weights: Vec<f64> = self
+            .scenario
+            .workload
+            .users
+            .iter()
+            .map(|u| u.weight)
+            .collect();
+        f(&View {
+            now,
+            flavors: &self.scenario.cluster.flavors,
+            machines: &machines,
+            pending: &self.pending,
+            running: &running,
+            user_weights: &weights,
+            attained: &self.attained,
+        })
+    }
+
     fn schedule(&mut self, now: f64, policy: &mut dyn Policy) -> Result<(), SimError> {
         while !self.pending.is_empty() && self.machines.contains(&Busy::Idle) {
-            let machines = self.machine_views(now);
-            let running = self.running();
-            let weights: Vec<f64> = self
-                .scenario
-                .workload
-                .users
-                .iter()
-                .map(|u| u.weight)
-                .collect();
-            let view = View {
-                now,
-                flavors: &self.scenario.cluster.flavors,
-                machines: &machines,
-                pending: &self.pending,
-                running: &running,
-                user_weights: &weights,
-            };
             self.decisions += 1;
-            let starts = policy.decide(&view)?;
+            let starts = self.with_view(now, |view| policy.decide(view))?;
             if starts.is_empty() {
                 break;
             }

@@ -15,7 +15,9 @@ use super::hints::{self, Hint};
 use super::history::History;
 use super::snapshot::{Action, Decision, JobInfo, Snapshot};
 use crate::model::Flavor;
-use crate::policy::{allox::Allox, MachineView, PendingJob, Policy, RunningJob, View};
+use crate::policy::{
+    allox::Allox, usage_scores, MachineView, PendingJob, Policy, RunningJob, View,
+};
 use std::collections::{HashMap, HashSet};
 
 /// Longest reason text handed to Slurm.
@@ -57,7 +59,15 @@ pub struct Planner {
     started_at: HashMap<u32, f64>,
     /// Jobs whose hint problems were already reported.
     noted: HashSet<u32>,
+    /// Per fair-share key: attained service, its rate since the last plan,
+    /// and when that was.
+    attained: HashMap<String, f64>,
+    rates: HashMap<String, f64>,
+    last_now: Option<f64>,
 }
+
+/// Users (or accounts) remembered for attained service, at most.
+const MAX_USERS: usize = 10_000;
 
 impl Planner {
     pub fn new(config: Config) -> Self {
@@ -66,6 +76,9 @@ impl Planner {
             history: History::default(),
             started_at: HashMap::new(),
             noted: HashSet::new(),
+            attained: HashMap::new(),
+            rates: HashMap::new(),
+            last_now: None,
         }
     }
 
@@ -91,6 +104,21 @@ impl Planner {
             .collect();
         self.started_at.retain(|id, _| live.contains(id));
         self.noted.retain(|id| live.contains(id));
+
+        if let Some(last) = self.last_now {
+            let elapsed = (snap.now - last).max(0.0);
+            for (user, rate) in &self.rates {
+                *self.attained.entry(user.clone()).or_default() += rate * elapsed;
+            }
+        }
+        self.last_now = Some(snap.now);
+        if self.attained.len() > MAX_USERS {
+            // Forget the least served: they compare as new users anyway.
+            let mut by_service: Vec<(String, f64)> = self.attained.drain().collect();
+            by_service.sort_by(|a, b| b.1.total_cmp(&a.1));
+            by_service.truncate(MAX_USERS / 2);
+            self.attained = by_service.into_iter().collect();
+        }
 
         let model = Model::build(&self.config, snap);
         let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
@@ -174,6 +202,10 @@ impl Planner {
             solver: Default::default(),
         };
         let weights = vec![1.0; users.len()];
+        let attained: Vec<f64> = users
+            .iter()
+            .map(|u| self.attained.get(u).copied().unwrap_or(0.0))
+            .collect();
         let mut starts: HashMap<usize, usize> = HashMap::new();
         // Ask again at the same instant while jobs start, as the simulator
         // does, so fairness scores see the jobs just started.
@@ -188,6 +220,7 @@ impl Planner {
                 pending: &pending,
                 running: &running,
                 user_weights: &weights,
+                attained: &attained,
             };
             let decided = match policy.decide(&view) {
                 Ok(d) => d,
@@ -222,6 +255,16 @@ impl Planner {
                 starts.insert(job.id, s.machine);
             }
         }
+        let rates = usage_scores(&View {
+            now: snap.now,
+            flavors: &model.flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &running,
+            user_weights: &weights,
+            attained: &attained,
+        });
+        self.rates = users.iter().cloned().zip(rates).collect();
 
         snap.pending
             .iter()

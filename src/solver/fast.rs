@@ -131,14 +131,17 @@ pub fn solve(inst: &Instance) -> Result<Solution, SolveError> {
     // Longest jobs first: by Smith's rule a shorter job belongs in front
     // of longer ones, so a job inserted after them usually takes a free
     // front position instead of displacing a matched job along a long
-    // augmenting path. The order changes speed only, never the optimum.
+    // augmenting path. Among equally long jobs the later index goes in
+    // first, so that on ties the earlier job (callers list jobs by
+    // arrival) ends up in front. The order changes which optimum is found
+    // and how fast, never the optimal value.
     let shortest = |j: u32| {
         (0..inst.flavors)
             .filter_map(|f| state.usable(j, f))
             .fold(f64::INFINITY, f64::min)
     };
     let mut order: Vec<u32> = (0..inst.jobs() as u32).collect();
-    order.sort_by(|&a, &b| shortest(b).total_cmp(&shortest(a)).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| shortest(b).total_cmp(&shortest(a)).then(b.cmp(&a)));
     for j in order {
         state.augment(j);
     }

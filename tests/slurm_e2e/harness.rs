@@ -1,0 +1,245 @@
+//! A real Slurm cluster for one test: slurmctld plus slurmd nodes started by
+//! scripts/slurm-cluster.sh under a temp dir, torn down by pid on drop.
+//! Jobs are sbatch scripts that sleep the duration of the partition they
+//! landed in and record precise start and end times.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn plugin_dir() -> PathBuf {
+    let dir = std::env::var_os("FAIRMATCH_PLUGIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target/plugin"));
+    assert!(
+        dir.join("sched_fairmatch.so").is_file(),
+        "no sched_fairmatch.so in {}: run scripts/build-plugin.sh first",
+        dir.display()
+    );
+    dir
+}
+
+pub fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs_f64()
+}
+
+pub struct Cluster {
+    pub dir: tempfile::TempDir,
+    script: PathBuf,
+}
+
+/// What a job's own script recorded.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub partition: String,
+    pub node: String,
+    pub start: f64,
+    pub end: f64,
+}
+
+const JOB_SCRIPT: &str = r#"#!/bin/bash
+# usage: job.sh RECORD_DIR GPU_SECONDS OTHER_SECONDS
+start=$(date +%s.%N)
+case "$SLURM_JOB_PARTITION" in gpu) d=$2 ;; *) d=$3 ;; esac
+sleep "$d"
+echo "$SLURM_JOB_PARTITION $SLURMD_NODENAME $start $(date +%s.%N)" > "$1/rec-$SLURM_JOB_ID"
+"#;
+
+impl Cluster {
+    /// Starts a cluster; `options` go to slurm-cluster.sh, `fairmatch_conf`
+    /// is the plugin's configuration file text.
+    pub fn start(options: &[&str], fairmatch_conf: &str) -> Cluster {
+        let dir = tempfile::Builder::new()
+            .prefix("fairmatch-slurm-")
+            .tempdir()
+            .expect("temp dir");
+        let conf = dir.path().join("fairmatch.conf.in");
+        std::fs::write(&conf, fairmatch_conf).unwrap();
+        let script = dir.path().join("job.sh");
+        std::fs::write(&script, JOB_SCRIPT).unwrap();
+        run(Command::new("chmod").arg("+x").arg(&script));
+        let plugins = plugin_dir();
+        let mut cmd = Command::new(repo().join("scripts/slurm-cluster.sh"));
+        cmd.arg("start")
+            .arg(dir.path())
+            .arg("--plugin-dir")
+            .arg(&plugins)
+            .arg("--fairmatch-conf")
+            .arg(&conf)
+            .args(options);
+        run(&mut cmd);
+        Cluster { dir, script }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("SLURM_CONF", self.path().join("slurm.conf"));
+        c
+    }
+
+    /// Submits the sleeper; returns the job id.
+    pub fn submit(&self, args: &[&str], gpu_seconds: f64, other_seconds: f64) -> u32 {
+        let out = run(self
+            .cmd("sbatch")
+            .arg("--parsable")
+            .args(["-o", "/dev/null", "-e", "/dev/null"])
+            .args(args)
+            .arg(&self.script)
+            .arg(self.path())
+            .arg(format!("{gpu_seconds:.3}"))
+            .arg(format!("{other_seconds:.3}")));
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.trim()
+            .split(';')
+            .next()
+            .and_then(|id| id.parse().ok())
+            .unwrap_or_else(|| panic!("sbatch printed {text:?}"))
+    }
+
+    pub fn release(&self, ids: &[u32]) {
+        let list: Vec<String> = ids.iter().map(u32::to_string).collect();
+        run(self.cmd("scontrol").arg("release").arg(list.join(",")));
+    }
+
+    /// `scontrol show job -d -o ID` as key=value pairs.
+    pub fn job(&self, id: u32) -> HashMap<String, String> {
+        let out = run(self
+            .cmd("scontrol")
+            .args(["show", "job", "-d", "-o"])
+            .arg(id.to_string()));
+        parse_fields(&String::from_utf8_lossy(&out.stdout))
+    }
+
+    /// Waits until none of `ids` is pending or running.
+    /// The job's admin comment. Read from the multi-line form, where it
+    /// has a line of its own: it may itself contain `key=value` text.
+    pub fn admin_comment(&self, id: u32) -> String {
+        let out = run(self
+            .cmd("scontrol")
+            .args(["show", "job"])
+            .arg(id.to_string()));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("AdminComment="))
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    }
+
+    pub fn wait_done(&self, ids: &[u32], timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let out = run(self.cmd("squeue").args(["-h", "-o", "%i"]));
+            let live: Vec<u32> = String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .filter_map(|s| s.parse().ok())
+                .collect();
+            if !ids.iter().any(|id| live.contains(id)) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "jobs still live after {timeout:?}: {live:?}\n{}",
+                self.log_tail()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub fn record(&self, id: u32) -> Record {
+        let path = self.path().join(format!("rec-{id}"));
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("job {id} left no record ({e}): {:?}", self.job(id)));
+        let f: Vec<&str> = text.split_whitespace().collect();
+        Record {
+            partition: f[0].to_string(),
+            node: f[1].to_string(),
+            start: f[2].parse().unwrap(),
+            end: f[3].parse().unwrap(),
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.path().join("slurmctld.log")).unwrap_or_default()
+    }
+
+    pub fn log_tail(&self) -> String {
+        let log = self.log();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+
+    pub fn controller_up(&self) -> bool {
+        let out = self.cmd("scontrol").arg("ping").output().expect("scontrol");
+        String::from_utf8_lossy(&out.stdout).contains("is UP")
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = Command::new(repo().join("scripts/slurm-cluster.sh"))
+            .arg("stop")
+            .arg(self.path())
+            .status();
+        if std::thread::panicking() {
+            eprintln!("slurmctld log tail:\n{}", self.log_tail());
+        }
+    }
+}
+
+/// Runs a command, panicking with its output if it fails.
+pub fn run(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Splits `scontrol -o` output into fields. Values may contain spaces only
+/// in the last fields we do not read, so a split on ' Key=' suffices.
+pub fn parse_fields(line: &str) -> HashMap<String, String> {
+    let mut fields = HashMap::new();
+    let mut rest = line.trim();
+    while !rest.is_empty() {
+        let Some(eq) = rest.find('=') else { break };
+        let key = rest[..eq].to_string();
+        let after = &rest[eq + 1..];
+        // The value runs to the next " Key=" (a word followed by '=').
+        let mut end = after.len();
+        let bytes = after.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b' ' {
+                let word_end = after[i + 1..].find([' ', '=']).map(|p| i + 1 + p);
+                if let Some(we) = word_end {
+                    if bytes[we] == b'=' && we > i + 1 {
+                        end = i;
+                        break;
+                    }
+                }
+            }
+            i += 1;
+        }
+        fields.insert(key, after[..end].to_string());
+        rest = after[end..].trim_start();
+    }
+    fields
+}

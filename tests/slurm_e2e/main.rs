@@ -1,0 +1,371 @@
+//! End-to-end tests of sched/fairmatch on a real multi-node Slurm cluster
+//! (slurmctld and four or more slurmd on loopback). They need Debian's
+//! Slurm and the built plugin, so they are ignored by a plain `cargo test`;
+//! scripts/test.sh installs everything and runs them with `--ignored`.
+
+mod harness;
+
+use fairmatch::bundled::Bundled;
+use fairmatch::io::allox_format;
+use fairmatch::metrics::JobOutcome;
+use fairmatch::model::{Cluster as SimCluster, Flavor, Scenario, Workload};
+use fairmatch::policy::allox::Allox;
+use fairmatch::sim::{self, EstimateSource, SimOptions};
+use harness::{now, Cluster, Record};
+use std::time::Duration;
+
+const FAST: &str = "IntervalMs=100\n";
+
+fn hint(gpu: f64, cpu: f64) -> String {
+    format!("fairmatch: gpu={gpu:.3}s cpu={cpu:.3}s")
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn a_device_choice_follows_the_hint() {
+    let c = Cluster::start(&[], FAST);
+    let gpu_fast = c.submit(&["-p", "cpu,gpu", "--comment", &hint(1.0, 5.0)], 1.0, 5.0);
+    let cpu_fast = c.submit(&["-p", "cpu,gpu", "--comment", &hint(5.0, 1.0)], 5.0, 1.0);
+    c.wait_done(&[gpu_fast, cpu_fast], Duration::from_secs(60));
+
+    let g = c.job(gpu_fast);
+    assert_eq!(g["Partition"], "gpu", "{g:?}");
+    assert!(g["NodeList"].starts_with('g'), "{g:?}");
+    assert!(g["JOB_GRES"].contains("gpu:1"), "no GPU allocated: {g:?}");
+    assert_eq!(c.record(gpu_fast).partition, "gpu");
+
+    let k = c.job(cpu_fast);
+    assert_eq!(k["Partition"], "cpu", "{k:?}");
+    assert!(k["NodeList"].starts_with('c'), "{k:?}");
+    assert_eq!(c.record(cpu_fast).partition, "cpu");
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn b_allox_motivation_case() {
+    // 2 GPU slots and 2 CPU slots; one time unit is 0.2 s.
+    const UNIT: f64 = 0.2;
+    let c = Cluster::start(
+        &["--cpus", "1", "--gpus", "1", "--gpu-node-cpus", "1"],
+        FAST,
+    );
+    let jobs = [(40.0, 50.0), (40.0, 50.0), (40.0, 80.0), (40.0, 80.0)];
+    let ids: Vec<u32> = jobs
+        .iter()
+        .map(|&(g, k)| {
+            c.submit(
+                &[
+                    "--hold",
+                    "-p",
+                    "cpu,gpu",
+                    "--comment",
+                    &hint(g * UNIT, k * UNIT),
+                ],
+                g * UNIT,
+                k * UNIT,
+            )
+        })
+        .collect();
+    let released = now();
+    c.release(&ids);
+    c.wait_done(&ids, Duration::from_secs(60));
+
+    let records: Vec<Record> = ids.iter().map(|&id| c.record(id)).collect();
+    for (r, expected) in records.iter().zip(["cpu", "cpu", "gpu", "gpu"]) {
+        assert_eq!(r.partition, expected, "{records:?}");
+    }
+    let avg = records.iter().map(|r| r.end - released).sum::<f64>() / 4.0 / UNIT;
+    eprintln!("motivation case: average JCT {avg:.1} units (optimum 45, greedy 60)");
+    assert!((45.0..=50.0).contains(&avg), "average JCT {avg} units");
+}
+
+/// The bundled AlloX testbed workload, durations multiplied by `scale`, on
+/// a cluster shaped like the one the plugin sees: partition `cpu` (2 nodes
+/// x 4 slots) first, then `gpu` (2 nodes x 2 GPUs).
+fn testbed(scale: f64) -> Scenario {
+    let options = Bundled::Testbed.options();
+    let w = allox_format::parse("testbed", Bundled::Testbed.text(), &options).unwrap();
+    let jobs = w
+        .jobs
+        .into_iter()
+        .map(|mut j| {
+            let (g, k) = (
+                j.durations[allox_format::GPU],
+                j.durations[allox_format::CPU],
+            );
+            let ms = |t: Option<f64>| t.map(|t| (t * scale * 1000.0).round() / 1000.0);
+            j.durations = vec![ms(k), ms(g)];
+            j.estimates = vec![None, None];
+            j
+        })
+        .collect();
+    Scenario {
+        cluster: SimCluster {
+            flavors: vec![
+                Flavor {
+                    name: "cpu".into(),
+                    slots: 8,
+                },
+                Flavor {
+                    name: "gpu".into(),
+                    slots: 4,
+                },
+            ],
+        },
+        workload: Workload {
+            users: w.users,
+            jobs,
+        },
+    }
+}
+
+/// Machine index of the simulator -> node name of the test cluster.
+fn node_of(machine: usize) -> &'static str {
+    [
+        "c1", "c1", "c1", "c1", "c2", "c2", "c2", "c2", "g1", "g1", "g2", "g2",
+    ][machine]
+}
+
+const TESTBED_CLUSTER: &[&str] = &["--cpus", "4", "--gpus", "2", "--gpu-node-cpus", "2"];
+
+/// Submits the scaled testbed (held, then released at once); returns job
+/// ids in workload order and the release time.
+fn submit_testbed(c: &Cluster, s: &Scenario, extra: &[&str]) -> (Vec<u32>, f64) {
+    let ids: Vec<u32> = s
+        .workload
+        .jobs
+        .iter()
+        .map(|j| {
+            let (k, g) = (j.durations[0].unwrap(), j.durations[1].unwrap());
+            let account = &s.workload.users[j.user].name;
+            let mut args = vec!["--hold", "-p", "cpu,gpu", "-A", account.as_str()];
+            let comment = hint(g, k);
+            args.extend(["--comment", comment.as_str()]);
+            args.extend(extra);
+            c.submit(&args, g, k)
+        })
+        .collect();
+    let released = now();
+    c.release(&ids);
+    (ids, released)
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn c_digital_twin_matches_the_simulator() {
+    const SCALE: f64 = 1.0 / 32.0;
+    let scenario = testbed(SCALE);
+    let predicted = sim::simulate(
+        &scenario,
+        &mut Allox::new(1.0),
+        &SimOptions {
+            estimates: EstimateSource::Input,
+            profile: false,
+        },
+        &mut |_| {},
+    )
+    .unwrap()
+    .jobs;
+    let predicted_avg = predicted.iter().map(JobOutcome::jct).sum::<f64>() / predicted.len() as f64;
+
+    let c = Cluster::start(
+        TESTBED_CLUSTER,
+        "IntervalMs=100\nFairshareBy=account\nAlpha=1\n",
+    );
+    let (ids, released) = submit_testbed(&c, &scenario, &[]);
+    c.wait_done(&ids, Duration::from_secs(600));
+    let real: Vec<Record> = ids.iter().map(|&id| c.record(id)).collect();
+
+    let mut mismatches = Vec::new();
+    for (i, (p, r)) in predicted.iter().zip(&real).enumerate() {
+        let part = scenario.cluster.flavors[p.flavor].name.as_str();
+        if r.partition != part || r.node != node_of(p.machine) {
+            mismatches.push(format!(
+                "job {i}: predicted {part}/{} at {:.2}, ran {}/{} at {:.2}",
+                node_of(p.machine),
+                p.start,
+                r.partition,
+                r.node,
+                r.start - released
+            ));
+        }
+    }
+    // Start order: walking the real starts in order, predicted start times
+    // never go back (jobs predicted to start together may swap).
+    let mut order: Vec<usize> = (0..real.len()).collect();
+    order.sort_by(|&a, &b| real[a].start.total_cmp(&real[b].start));
+    for w in order.windows(2) {
+        if predicted[w[0]].start > predicted[w[1]].start + 1e-6 {
+            mismatches.push(format!(
+                "start order: job {} (predicted {:.2}) started before job {} (predicted {:.2})",
+                w[0], predicted[w[0]].start, w[1], predicted[w[1]].start
+            ));
+        }
+    }
+    let real_avg = real.iter().map(|r| r.end - released).sum::<f64>() / real.len() as f64;
+    eprintln!(
+        "digital twin: predicted avg JCT {predicted_avg:.2} s, realised {real_avg:.2} s ({:+.1}%), {} mismatches",
+        100.0 * (real_avg / predicted_avg - 1.0),
+        mismatches.len()
+    );
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    assert!(
+        (real_avg / predicted_avg - 1.0).abs() <= 0.10,
+        "realised {real_avg} vs predicted {predicted_avg}"
+    );
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn d_a_second_user_is_not_starved() {
+    const LENGTH: f64 = 4.0;
+    let c = Cluster::start(
+        &["--cpus", "1", "--gpus", "1", "--gpu-node-cpus", "1"],
+        "IntervalMs=100\nFairshareBy=account\nAlpha=0.1\n",
+    );
+    let comment = format!("fairmatch: cpu={LENGTH}s");
+    let mut alice: Vec<u32> = (0..30)
+        .map(|_| {
+            c.submit(
+                &["-p", "cpu", "-A", "alice", "--comment", &comment],
+                LENGTH,
+                LENGTH,
+            )
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let arrival = now();
+    let bob = c.submit(
+        &["-p", "cpu", "-A", "bob", "--comment", &comment],
+        LENGTH,
+        LENGTH,
+    );
+    c.wait_done(&[bob], Duration::from_secs(60));
+    let waited = c.record(bob).start - arrival;
+    eprintln!("fairness: bob's job waited {waited:.2} s behind 30 of alice's {LENGTH} s jobs");
+    assert!(waited <= LENGTH + 1.0, "bob waited {waited} s");
+    let _ = c.cmd("scancel").args(["-A", "alice"]).status();
+    alice.clear();
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn e_bad_hints_fall_back_and_slurm_stays_up() {
+    let c = Cluster::start(&[], "IntervalMs=100\nDefaultRuntime=30s\n");
+    let long = format!("fairmatch: gpu=1s {}", "x".repeat(1000));
+    let comments = [
+        "garbage",
+        "fairmatch: gpu=-5m cpu=-5m",
+        "fairmatch: gpu=999999h cpu=999999h",
+        "fairmatch: tpu=5m",
+        long.as_str(),
+    ];
+    let mut ids = Vec::new();
+    for (i, comment) in comments.iter().enumerate() {
+        // Half with a time limit (first fallback), half without (default).
+        let mut args = vec!["-p", "cpu,gpu", "--comment", comment];
+        if i % 2 == 0 {
+            args.extend(["-t", "1"]);
+        }
+        ids.push(c.submit(&args, 1.0, 1.0));
+    }
+    // Slurm itself refuses comments over 1024 bytes; that must not hurt.
+    let huge = format!("fairmatch: gpu=1s {}", "x".repeat(10 * 1024));
+    let refused = c
+        .cmd("sbatch")
+        .args(["-p", "cpu,gpu", "--comment", &huge, "--wrap", "true"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "a 10 KB comment was accepted");
+
+    c.wait_done(&ids, Duration::from_secs(60));
+    assert!(c.controller_up(), "slurmctld died");
+    let log = c.log();
+    for &id in &ids {
+        let job = c.job(id);
+        assert_eq!(job["JobState"], "COMPLETED", "{job:?}");
+        let note = c.admin_comment(id);
+        assert!(
+            note.starts_with("fairmatch:"),
+            "job {id}: no reason for the user: {job:?}"
+        );
+        assert!(
+            log.contains(&format!("JobId={id} fairmatch:")),
+            "job {id}: no reason in the log"
+        );
+    }
+    let note = |i: usize| c.admin_comment(ids[i]);
+    assert!(
+        note(0).contains("no 'fairmatch: flavor=duration' hint"),
+        "{}",
+        note(0)
+    );
+    assert!(note(0).contains("(time limit)"), "{}", note(0));
+    assert!(
+        note(1).contains("negative") && note(1).contains("(default)"),
+        "{}",
+        note(1)
+    );
+    assert!(note(2).contains("over a year"), "{}", note(2));
+    assert!(note(3).contains("unknown flavor 'tpu'"), "{}", note(3));
+    assert!(note(4).contains("not flavor=duration"), "{}", note(4));
+}
+
+/// Stock Slurm (backfill, multi-partition submission) against fairmatch
+/// on the same cluster and workload. Prints the comparison table.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/side-by-side.sh"]
+fn f_side_by_side_with_backfill() {
+    let scale: f64 = std::env::var("FAIRMATCH_SIDE_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0 / 64.0);
+    let scenario = testbed(scale);
+    let users: Vec<String> = scenario
+        .workload
+        .users
+        .iter()
+        .map(|u| u.name.clone())
+        .collect();
+    let mut rows = Vec::new();
+    for (label, sched) in [
+        ("sched/backfill", "sched/backfill"),
+        ("sched/fairmatch", "sched/fairmatch"),
+    ] {
+        let mut options = TESTBED_CLUSTER.to_vec();
+        options.extend(["--sched", sched]);
+        let c = Cluster::start(&options, "IntervalMs=100\nFairshareBy=account\nAlpha=1\n");
+        // Stock Slurm gets the same jobs with a time limit it can plan with.
+        let (ids, released) = submit_testbed(&c, &scenario, &["-t", "60"]);
+        c.wait_done(&ids, Duration::from_secs(1200));
+        let jct: Vec<(usize, f64)> = ids
+            .iter()
+            .zip(&scenario.workload.jobs)
+            .map(|(&id, j)| (j.user, (c.record(id).end - released) / scale))
+            .collect();
+        rows.push((label, jct));
+    }
+    println!("\nSide by side, AlloX testbed scaled by {scale}, JCT in unscaled seconds:");
+    print!("{:<16} {:>9}", "scheduler", "avg JCT");
+    for u in &users {
+        print!(" {u:>9}");
+    }
+    println!();
+    for (label, jct) in &rows {
+        let avg = jct.iter().map(|j| j.1).sum::<f64>() / jct.len() as f64;
+        print!("{label:<16} {avg:>9.1}");
+        for u in 0..users.len() {
+            let mine: Vec<f64> = jct.iter().filter(|j| j.0 == u).map(|j| j.1).collect();
+            print!(
+                " {:>9.1}",
+                mine.iter().sum::<f64>() / mine.len().max(1) as f64
+            );
+        }
+        println!();
+    }
+    let avg = |r: &Vec<(usize, f64)>| r.iter().map(|j| j.1).sum::<f64>() / r.len() as f64;
+    assert!(
+        avg(&rows[1].1) < avg(&rows[0].1),
+        "fairmatch is not faster than backfill"
+    );
+}
