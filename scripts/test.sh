@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test of fairmatch: formatting, lints, unit, property and
-# end-to-end tests of the `fairmatch` command.
+# end-to-end tests of the `fairmatch` command, then the Slurm plugin's tests
+# on a real cluster (slurmctld and four slurmd nodes on loopback).
 #
-# What it needs beyond a Rust toolchain (cargo, rustfmt, clippy) it fetches
-# itself: crates from crates.io, cached by cargo in ~/.cargo and target/.
-# The Slurm plugin tests (a real multi-node cluster) join this script with
-# the plugin itself; see issue 3 in ARCHITECTURE.md.
+# What it needs beyond a Rust toolchain (cargo, rustfmt, clippy) it
+# installs itself: crates from crates.io (cached in ~/.cargo and target/),
+# Debian's Slurm, clang and libclang-dev, and a configured copy of Slurm's
+# source for the plugin's headers (cached in /var/cache/fairmatch); see
+# scripts/slurm-deps.sh. It needs root, or sudo, for apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,3 +31,16 @@ cargo build --lib --no-default-features --locked
 
 step "cargo test"
 cargo test --locked
+
+step "Slurm: packages and configured source (cached after the first run)"
+SLURM_SRC_DIR=$(scripts/slurm-deps.sh)
+export SLURM_SRC_DIR
+
+step "cargo clippy (the plugin layer, as built for slurmctld)"
+cargo clippy --lib --no-default-features --features plugin --locked -- -D warnings
+
+step "build the plugin"
+scripts/build-plugin.sh
+
+step "Slurm end-to-end tests on a real multi-node cluster (several minutes)"
+cargo test --locked --test slurm_e2e -- --ignored --test-threads=1

@@ -51,6 +51,7 @@ fn run(s: &Scenario, policy: &mut dyn Policy, options: &SimOptions) -> Vec<JobOu
 const EXACT: SimOptions = SimOptions {
     estimates: EstimateSource::Input,
     profile: false,
+    job_overhead: 0.0,
 };
 
 fn scenarios() -> impl Strategy<Value = Scenario> {
@@ -132,6 +133,7 @@ fn profiling_probes_delay_the_job_and_occupy_slots() {
             seed: 1,
         },
         profile: true,
+        job_overhead: 0.0,
     };
     let out = simulate(&s, &mut Allox::new(1.0), &options, &mut |_| {}).unwrap();
     let job = &out.jobs[0];
@@ -195,4 +197,18 @@ fn ties_in_the_instant_score_go_to_the_least_served_user() {
     let s = scenario(&[2], &jobs);
     let o = run(&s, &mut Allox::new(0.1), &EXACT);
     assert_eq!(o[6].start, 10.0, "{o:?}");
+}
+
+#[test]
+fn job_overhead_holds_the_slot_longer() {
+    let s = scenario(
+        &[1],
+        &[(0, 0.0, vec![Some(10.0)]), (0, 0.0, vec![Some(10.0)])],
+    );
+    let options = SimOptions {
+        job_overhead: 0.5,
+        ..EXACT
+    };
+    let o = run(&s, &mut Fifo, &options);
+    assert_eq!((o[0].finish, o[1].start, o[1].finish), (10.5, 10.5, 21.0));
 }

@@ -93,6 +93,11 @@ pub struct SimulateArgs {
     /// (plus --estimate-error, if given).
     #[arg(long)]
     profile: bool,
+    /// Seconds each job holds its slot beyond its run time (launch and
+    /// completion latency of a real cluster); policies are not told. Used
+    /// to calibrate the simulator as a twin of a Slurm cluster.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    job_overhead: f64,
     /// Print one JSON document instead of a table.
     #[arg(long)]
     json: bool,

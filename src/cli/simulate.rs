@@ -63,6 +63,7 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
             (None, false) => EstimateSource::Input,
         },
         profile: args.profile,
+        job_overhead: args.job_overhead,
     };
 
     let bars = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
@@ -221,6 +222,12 @@ fn run_specs(args: &SimulateArgs) -> Result<Vec<RunSpec>, CliError> {
                 "--estimate-error {s}: must be a finite number >= 0"
             ));
         }
+    }
+    if !(args.job_overhead.is_finite() && args.job_overhead >= 0.0) {
+        return bad(format!(
+            "--job-overhead {}: must be a finite number >= 0",
+            args.job_overhead
+        ));
     }
     if args.max_candidates == Some(0) {
         return bad("--max-candidates must be at least 1".into());

@@ -29,6 +29,10 @@ pub struct SimOptions {
     pub estimates: EstimateSource,
     /// Profile every job on every flavor it can use before it is scheduled.
     pub profile: bool,
+    /// Seconds every job holds its slot beyond its run time: the platform's
+    /// launch and completion latency. Policies are not told; it is what a
+    /// digital twin of a real cluster calibrates. 0 for an ideal cluster.
+    pub job_overhead: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -131,6 +135,7 @@ struct Sim<'a> {
     busy: Vec<f64>,
     decisions: usize,
     done: usize,
+    job_overhead: f64,
     /// Per user: the fair-share score integrated over time so far, its
     /// current rate, and when it was last brought up to date.
     attained: Vec<f64>,
@@ -169,6 +174,7 @@ pub fn simulate(
         busy: vec![0.0; cluster.flavors.len()],
         decisions: 0,
         done: 0,
+        job_overhead: options.job_overhead.max(0.0),
         attained: vec![0.0; scenario.workload.users.len()],
         rates: vec![0.0; scenario.workload.users.len()],
         accounted_until: 0.0,
@@ -346,7 +352,7 @@ impl Sim<'_> {
             job: start.job,
             started: now,
         };
-        self.push(now + length, Event::Free(start.machine));
+        self.push(now + length + self.job_overhead, Event::Free(start.machine));
         Ok(())
     }
 

@@ -31,6 +31,16 @@ pub fn now() -> f64 {
         .as_secs_f64()
 }
 
+/// `seconds` since the epoch as local `YYYY-MM-DDTHH:MM:SS`, the form
+/// `sbatch --begin` takes.
+pub fn local_time(seconds: f64) -> String {
+    let out = run(Command::new("date")
+        .arg("-d")
+        .arg(format!("@{}", seconds as i64))
+        .arg("+%Y-%m-%dT%H:%M:%S"));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 pub struct Cluster {
     pub dir: tempfile::TempDir,
     script: PathBuf,
