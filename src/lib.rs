@@ -20,6 +20,7 @@
 //!     machines: vec![gpu.clone(), gpu, cpu.clone(), cpu],
 //!     releases: vec![0.0; 4],
 //!     times: times.iter().flat_map(|&(g, c)| [Some(g), Some(c)]).collect(),
+//!     preferred: Vec::new(),
 //! };
 //! let solution = solve(&instance, SolverKind::Fast).unwrap();
 //! assert_eq!(solution.objective / 4.0, 45.0);

@@ -99,11 +99,18 @@ proptest! {
             machines: machine_flavors.iter().map(|&flavor| Machine { flavor, free_in: 0.0 }).collect(),
             releases: vec![0.0; s.workload.jobs.len()],
             times: s.workload.jobs.iter().flat_map(|j| j.durations.iter().copied()).collect(),
+            preferred: Vec::new(),
         };
         let optimum = brute::solve(&instance).unwrap().objective;
         let outcomes = run(&s, &mut Allox::new(1.0), &EXACT);
         let total: f64 = outcomes.iter().map(JobOutcome::jct).sum();
         prop_assert!((total - optimum).abs() < 1e-9, "AlloX total {} vs optimum {}", total, optimum);
+        // Sticking to the first plan keeps it optimal: its remainder is
+        // optimal for every later re-plan.
+        let mut sticky = Allox::new(1.0);
+        sticky.stickiness = 5.0;
+        let total: f64 = run(&s, &mut sticky, &EXACT).iter().map(JobOutcome::jct).sum();
+        prop_assert!((total - optimum).abs() < 1e-9, "sticky AlloX total {} vs optimum {}", total, optimum);
     }
 }
 

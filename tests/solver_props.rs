@@ -1,7 +1,7 @@
 //! The fast solver's objective must equal the ground truth: exhaustive
 //! search on tiny instances, and the generic Hungarian method (munkres) on
 //! medium ones. Instances include ties, zero and 1e9 durations, forbidden
-//! flavors and busy machines.
+//! flavors, busy machines and preferred machines with bonuses.
 
 use fairmatch::solver::{brute, fast, munkres_ref, Instance, Machine, Solution};
 use proptest::prelude::*;
@@ -37,9 +37,17 @@ fn instance(max_jobs: usize, max_machines: usize) -> impl Strategy<Value = Insta
                     jobs,
                 ),
                 prop::collection::vec(duration(), jobs * flavors),
+                prop::collection::vec(
+                    prop_oneof![
+                        2 => Just(None),
+                        1 => (0..machines, prop_oneof![Just(0.0), (1u32..50).prop_map(f64::from), Just(1e9)])
+                            .prop_map(Some),
+                    ],
+                    jobs,
+                ),
             )
         })
-        .prop_map(|(flavors, machines, releases, mut times)| {
+        .prop_map(|(flavors, machines, releases, mut times, preferred)| {
             let machines: Vec<Machine> = machines
                 .into_iter()
                 .map(|(flavor, free_in)| Machine { flavor, free_in })
@@ -60,6 +68,7 @@ fn instance(max_jobs: usize, max_machines: usize) -> impl Strategy<Value = Insta
                 machines,
                 releases,
                 times,
+                preferred,
             }
         })
 }
@@ -128,6 +137,7 @@ fn unplaceable_job_is_an_error_not_a_panic() {
         }],
         releases: vec![0.0],
         times: vec![None, Some(3.0)],
+        preferred: Vec::new(),
     };
     assert_eq!(
         fast::solve(&inst).unwrap_err(),
@@ -164,6 +174,7 @@ fn motivation_case_is_45_on_average() {
             .iter()
             .flat_map(|&(g, c)| [Some(g), Some(c)])
             .collect(),
+        preferred: Vec::new(),
     };
     let s = fast::solve(&inst).unwrap();
     assert_eq!(s.objective, 180.0);

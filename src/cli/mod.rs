@@ -75,6 +75,12 @@ pub struct SimulateArgs {
     /// AlloX's N_max does. Default: no cap.
     #[arg(long, value_name = "N")]
     max_candidates: Option<usize>,
+    /// AlloX re-plans at every event; with this many seconds of stickiness
+    /// a job keeps the machine the previous plan gave it unless moving it
+    /// gains more total JCT than that. Steadies plans against noise; the
+    /// Slurm plugin's `Stickiness` (default 1 s) is the same knob.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    stickiness: f64,
     /// Matching solver: ours (`fast`) or the generic Hungarian method
     /// (`munkres`) on the dense matrix, for comparison.
     #[arg(long, value_enum, default_value_t = SolverArg::Fast)]

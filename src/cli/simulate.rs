@@ -229,6 +229,12 @@ fn run_specs(args: &SimulateArgs) -> Result<Vec<RunSpec>, CliError> {
             args.job_overhead
         ));
     }
+    if !(args.stickiness.is_finite() && args.stickiness >= 0.0) {
+        return bad(format!(
+            "--stickiness {}: must be a finite number >= 0",
+            args.stickiness
+        ));
+    }
     if args.max_candidates == Some(0) {
         return bad("--max-candidates must be at least 1".into());
     }
@@ -270,11 +276,13 @@ fn run_specs(args: &SimulateArgs) -> Result<Vec<RunSpec>, CliError> {
 
 fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Box<dyn Policy> {
     match spec.policy {
-        PolicyArg::Allox => Box::new(Allox {
-            alpha: spec.alpha.expect("allox runs carry an alpha"),
-            max_candidates: args.max_candidates,
-            solver: args.solver.into(),
-        }),
+        PolicyArg::Allox => {
+            let mut allox = Allox::new(spec.alpha.expect("allox runs carry an alpha"));
+            allox.max_candidates = args.max_candidates;
+            allox.solver = args.solver.into();
+            allox.stickiness = args.stickiness;
+            Box::new(allox)
+        }
         PolicyArg::Fifo => Box::new(Fifo),
         PolicyArg::Jsq => Box::new(Jsq),
     }

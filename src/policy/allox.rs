@@ -14,6 +14,7 @@
 
 use super::{by_arrival, usage_scores, PendingJob, Policy, PolicyError, Start, View};
 use crate::solver::{self, Instance, Machine, SolverKind};
+use std::collections::HashMap;
 
 #[derive(Clone, Debug)]
 pub struct Allox {
@@ -22,6 +23,13 @@ pub struct Allox {
     /// the earliest arrivals first. `None` = no cap.
     pub max_candidates: Option<usize>,
     pub solver: SolverKind,
+    /// Seconds of total JCT a re-plan must gain to move a job off the
+    /// machine the previous plan gave it. 0 (AlloX) re-plans freely; a
+    /// little keeps plans steady when estimates and clocks jitter, which is
+    /// what lets a simulator predict a real cluster job by job.
+    pub stickiness: f64,
+    /// The previous plan: pending job id -> machine.
+    planned: HashMap<usize, usize>,
 }
 
 impl Allox {
@@ -30,6 +38,8 @@ impl Allox {
             alpha,
             max_candidates: None,
             solver: SolverKind::Fast,
+            stickiness: 0.0,
+            planned: HashMap::new(),
         }
     }
 }
@@ -86,7 +96,11 @@ impl Policy for Allox {
 impl Allox {
     /// Solves the matching over `candidates` and starts, on each idle
     /// machine, the job matched to its first slot.
-    fn plan(&self, view: &View<'_>, candidates: &[&PendingJob]) -> Result<Vec<Start>, PolicyError> {
+    fn plan(
+        &mut self,
+        view: &View<'_>,
+        candidates: &[&PendingJob],
+    ) -> Result<Vec<Start>, PolicyError> {
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
@@ -103,8 +117,26 @@ impl Allox {
                 .iter()
                 .flat_map(|j| j.estimates.iter().copied())
                 .collect(),
+            preferred: if self.stickiness > 0.0 {
+                candidates
+                    .iter()
+                    .map(|j| {
+                        self.planned
+                            .get(&j.id)
+                            .filter(|&&m| m < view.machines.len())
+                            .map(|&m| (m, self.stickiness))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
         };
         let solution = solver::solve(&instance, self.solver)?;
+        self.planned = candidates
+            .iter()
+            .zip(&solution.slots)
+            .map(|(j, s)| (j.id, s.machine))
+            .collect();
         let queues = solution.queues(view.machines.len());
         Ok(view
             .idle_machines()

@@ -17,6 +17,8 @@ pub struct Config {
     pub alpha: f64,
     /// AlloX's `N_max`; `None` = no cap.
     pub max_candidates: Option<usize>,
+    /// Seconds a re-plan must gain to move a planned job to another node.
+    pub stickiness: f64,
     pub fairshare_by: FairshareBy,
     /// CPUs per CPU slot; 0 = what the jobs ask for.
     pub cpus_per_slot: u32,
@@ -33,6 +35,7 @@ impl Default for Config {
         Config {
             alpha: 1.0,
             max_candidates: None,
+            stickiness: 1.0,
             fairshare_by: FairshareBy::User,
             cpus_per_slot: 0,
             default_runtime: 3600.0,
@@ -87,6 +90,12 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
                 .parse::<usize>()
                 .map_err(|_| "MaxCandidates must be a whole number (0 = no cap)")?;
             config.max_candidates = (n > 0).then_some(n);
+        }
+        "stickiness" => {
+            config.stickiness = match value.parse::<f64>() {
+                Ok(s) if s.is_finite() && s >= 0.0 => s,
+                _ => parse_duration(value)?,
+            };
         }
         "fairshareby" => {
             config.fairshare_by = match value.to_ascii_lowercase().as_str() {

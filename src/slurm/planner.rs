@@ -23,6 +23,13 @@ use std::collections::{HashMap, HashSet};
 /// Longest reason text handed to Slurm.
 const MAX_REASON: usize = 240;
 
+fn policy_for(config: &Config) -> Allox {
+    let mut allox = Allox::new(config.alpha);
+    allox.max_candidates = config.max_candidates;
+    allox.stickiness = config.stickiness;
+    allox
+}
+
 /// Where an estimate came from, for the reason a user sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -53,6 +60,8 @@ struct Slot {
 
 pub struct Planner {
     config: Config,
+    /// Kept across plans: it remembers the previous plan for stickiness.
+    policy: Allox,
     history: History,
     /// Precise start times of the jobs this planner started (Slurm keeps
     /// whole seconds).
@@ -72,6 +81,7 @@ const MAX_USERS: usize = 10_000;
 impl Planner {
     pub fn new(config: Config) -> Self {
         Planner {
+            policy: policy_for(&config),
             config,
             history: History::default(),
             started_at: HashMap::new(),
@@ -87,6 +97,7 @@ impl Planner {
     }
 
     pub fn set_config(&mut self, config: Config) {
+        self.policy = policy_for(&config);
         self.config = config;
     }
 
@@ -189,18 +200,14 @@ impl Planner {
             .enumerate()
             .filter(|(i, _)| estimates[*i].iter().any(Option::is_some))
             .map(|(i, job)| PendingJob {
-                id: i,
+                // Slurm's job id: stable across plans, as stickiness needs.
+                id: job.job_id as usize,
                 user: user_of(job),
                 arrival: job.submit,
                 estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
             })
             .collect();
 
-        let mut policy = Allox {
-            alpha: self.config.alpha,
-            max_candidates: self.config.max_candidates,
-            solver: Default::default(),
-        };
         let weights = vec![1.0; users.len()];
         let attained: Vec<f64> = users
             .iter()
@@ -222,7 +229,7 @@ impl Planner {
                 user_weights: &weights,
                 attained: &attained,
             };
-            let decided = match policy.decide(&view) {
+            let decided = match self.policy.decide(&view) {
                 Ok(d) => d,
                 Err(e) => {
                     log::error!("policy failed: {e}; jobs stay pending");
@@ -271,7 +278,7 @@ impl Planner {
             .enumerate()
             .map(|(i, job)| {
                 let note = self.note(job, &hints[i], &estimates[i], &model);
-                match starts.get(&i) {
+                match starts.get(&(job.job_id as usize)) {
                     Some(&m) => {
                         let slot = &model.slots[m];
                         self.started_at.insert(job.job_id, snap.now);

@@ -19,13 +19,18 @@
 //! 3. **Lazy dual updates.** Only the jobs and slots a search touched change
 //!    their duals, so an augmentation costs what it explores.
 //!
+//! A job's preferred machine (a bonus on one machine, see
+//! [`Instance::preferred`]) does not fit the shared per-flavor envelope, so
+//! those edges are relaxed one slot at a time into a small side heap that
+//! the search consults beside the buckets.
+//!
 //! Invariants between augmentations: every `u_j + v_s <= c(j, s)`,
 //! equality on matched pairs, `v_s <= 0`, and `v_s = 0` on free slots.
 //! These are the LP optimality conditions, so the final matching is optimal.
 
 use super::{Instance, Slot, Solution, SolveError};
-use std::cmp::Ordering;
-use std::collections::BTreeSet;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeSet, BinaryHeap};
 
 const NONE: u32 = u32::MAX;
 
@@ -116,12 +121,21 @@ struct State<'a> {
     slot_v: Vec<f64>,
     slot_job: Vec<u32>,
     slot_pred: Vec<u32>,
+    /// Popped in the current search.
+    slot_done: Vec<bool>,
+    /// Distance through a preferred-machine edge in the current search.
+    slot_special: Vec<f64>,
+    slot_special_pred: Vec<u32>,
+    /// Slot ids of each machine, by position - 1.
+    machine_slots: Vec<Vec<u32>>,
     // Per job.
     job_slot: Vec<u32>,
     u: Vec<f64>,
     // Dijkstra scratch, reused across augmentations.
     scanned: Vec<(u32, f64)>,
     popped: Vec<(u32, f64)>,
+    special: BinaryHeap<Reverse<(Key, u32)>>,
+    special_touched: Vec<u32>,
 }
 
 /// Solves `inst` exactly. See the module comment for how.
@@ -176,10 +190,16 @@ impl<'a> State<'a> {
             slot_v: Vec::new(),
             slot_job: Vec::new(),
             slot_pred: Vec::new(),
+            slot_done: Vec::new(),
+            slot_special: Vec::new(),
+            slot_special_pred: Vec::new(),
+            machine_slots: vec![Vec::new(); inst.machines.len()],
             job_slot: vec![NONE; inst.jobs()],
             u: vec![0.0; inst.jobs()],
             scanned: Vec::new(),
             popped: Vec::new(),
+            special: BinaryHeap::new(),
+            special_touched: Vec::new(),
         };
         for (m, machine) in inst.machines.iter().enumerate() {
             state.has_machine[machine.flavor] = true;
@@ -195,6 +215,10 @@ impl<'a> State<'a> {
         self.slot_v.push(0.0);
         self.slot_job.push(NONE);
         self.slot_pred.push(NONE);
+        self.slot_done.push(false);
+        self.slot_special.push(f64::INFINITY);
+        self.slot_special_pred.push(NONE);
+        self.machine_slots[machine].push(slot);
         let m = &self.inst.machines[machine];
         self.flavors[m.flavor].insert(k, m.free_in, false, slot);
     }
@@ -235,6 +259,47 @@ impl<'a> State<'a> {
             }
             fs.refresh_best();
         }
+        if let Some((m, bonus, p)) = self.preference(job) {
+            let free_in = self.inst.machines[m].free_in;
+            for i in 0..self.machine_slots[m].len() {
+                let slot = self.machine_slots[m][i];
+                let s = slot as usize;
+                if self.slot_done[s] {
+                    continue;
+                }
+                let k = self.slot_position[s] as f64;
+                let d = base + free_in + k * p - bonus - self.slot_v[s];
+                if d < self.slot_special[s] {
+                    if self.slot_special[s] == f64::INFINITY {
+                        self.special_touched.push(slot);
+                    }
+                    self.slot_special[s] = d;
+                    self.slot_special_pred[s] = job;
+                    self.special.push(Reverse((Key(d), slot)));
+                }
+            }
+        }
+    }
+
+    /// The job's preferred machine, its bonus and the job's time there,
+    /// if it has one it may use.
+    fn preference(&self, job: u32) -> Option<(usize, f64, f64)> {
+        let (m, bonus) = (*self.inst.preferred.get(job as usize)?)?;
+        let p = self.usable(job, self.inst.machines[m].flavor)?;
+        Some((m, bonus, p))
+    }
+
+    /// The smallest live entry of the side heap, dropping stale ones.
+    fn special_min(&mut self) -> Option<(f64, u32)> {
+        while let Some(&Reverse((Key(d), slot))) = self.special.peek() {
+            let s = slot as usize;
+            if self.slot_done[s] || d != self.slot_special[s] {
+                self.special.pop();
+            } else {
+                return Some((d, slot));
+            }
+        }
+        None
     }
 
     /// The cheapest reduced cost from `job` to any slot, which becomes its
@@ -246,6 +311,12 @@ impl<'a> State<'a> {
                 for (i, w) in self.flavors[f].min_w.iter().enumerate() {
                     best = best.min((i + 1) as f64 * p + w);
                 }
+            }
+        }
+        if let Some((m, bonus, p)) = self.preference(job) {
+            for &slot in &self.machine_slots[m] {
+                let k = self.slot_position[slot as usize] as f64;
+                best = best.min(k * p + self.w(slot) - bonus);
             }
         }
         best
@@ -270,13 +341,35 @@ impl<'a> State<'a> {
                 .enumerate()
                 .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
                 .expect("an instance has at least one flavor");
-            debug_assert!(dist.is_finite(), "validated instances always augment");
-            let fs = &mut self.flavors[f];
-            let &(Key(w), matched, slot) =
-                fs.buckets[i].slots.first().expect("best bucket is empty");
-            self.slot_pred[slot as usize] = fs.envelope_job[i];
-            fs.remove(i + 1, w, matched, slot);
-            fs.refresh_best();
+            let (slot, dist) = match self.special_min() {
+                Some((d, slot)) if d < dist => {
+                    self.special.pop();
+                    let s = slot as usize;
+                    self.slot_pred[s] = self.slot_special_pred[s];
+                    let m = self.slot_machine[s] as usize;
+                    let w = self.w(slot);
+                    let fs = &mut self.flavors[self.inst.machines[m].flavor];
+                    fs.remove(
+                        self.slot_position[s] as usize,
+                        w,
+                        self.slot_job[s] != NONE,
+                        slot,
+                    );
+                    fs.refresh_best();
+                    (slot, d)
+                }
+                _ => {
+                    debug_assert!(dist.is_finite(), "validated instances always augment");
+                    let fs = &mut self.flavors[f];
+                    let &(Key(w), matched, slot) =
+                        fs.buckets[i].slots.first().expect("best bucket is empty");
+                    self.slot_pred[slot as usize] = fs.envelope_job[i];
+                    fs.remove(i + 1, w, matched, slot);
+                    fs.refresh_best();
+                    (slot, dist)
+                }
+            };
+            self.slot_done[slot as usize] = true;
             self.popped.push((slot, dist));
             match self.slot_job[slot as usize] {
                 NONE => break (slot, dist),
@@ -302,8 +395,14 @@ impl<'a> State<'a> {
             }
             slot = previous;
         }
+        for &slot in &self.special_touched {
+            self.slot_special[slot as usize] = f64::INFINITY;
+        }
+        self.special_touched.clear();
+        self.special.clear();
         for i in 0..self.popped.len() {
             let slot = self.popped[i].0;
+            self.slot_done[slot as usize] = false;
             let m = self.slot_machine[slot as usize] as usize;
             let k = self.slot_position[slot as usize] as usize;
             let w = self.w(slot);

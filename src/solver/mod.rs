@@ -34,6 +34,11 @@ pub struct Instance {
     pub releases: Vec<f64>,
     /// Row-major `jobs x flavors` processing times; `None` = forbidden.
     pub times: Vec<Option<f64>>,
+    /// Per job, optionally: a machine and a bonus (seconds, `>= 0`) taken
+    /// off the job's cost on that machine. Callers use it to keep a job on
+    /// the machine of the previous plan unless moving gains more. Empty =
+    /// no preferences.
+    pub preferred: Vec<Option<(usize, f64)>>,
 }
 
 impl Instance {
@@ -49,7 +54,15 @@ impl Instance {
     pub fn cost(&self, job: usize, machine: usize, k: usize) -> Option<f64> {
         let m = &self.machines[machine];
         self.time(job, m.flavor)
-            .map(|p| m.free_in + k as f64 * p - self.releases[job])
+            .map(|p| m.free_in + k as f64 * p - self.releases[job] - self.bonus(job, machine))
+    }
+
+    /// The preference bonus of `job` on `machine` (0 if none).
+    pub fn bonus(&self, job: usize, machine: usize) -> f64 {
+        match self.preferred.get(job) {
+            Some(Some((m, b))) if *m == machine => *b,
+            _ => 0.0,
+        }
     }
 
     /// Checks the shape and that every number is finite and non-negative
@@ -60,6 +73,14 @@ impl Instance {
         }
         for m in &self.machines {
             if m.flavor >= self.flavors || !m.free_in.is_finite() || m.free_in < 0.0 {
+                return Err(SolveError::Shape);
+            }
+        }
+        if !self.preferred.is_empty() && self.preferred.len() != self.jobs() {
+            return Err(SolveError::Shape);
+        }
+        for &(m, b) in self.preferred.iter().flatten() {
+            if m >= self.machines.len() || !b.is_finite() || b < 0.0 {
                 return Err(SolveError::Shape);
             }
         }

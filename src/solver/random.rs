@@ -37,5 +37,6 @@ pub fn instance(jobs: usize, machines: usize, flavors: usize, seed: u64) -> Inst
         machines,
         releases: vec![0.0; jobs],
         times,
+        preferred: Vec::new(),
     }
 }

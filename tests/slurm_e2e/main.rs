@@ -187,18 +187,22 @@ fn c_digital_twin_matches_the_simulator() {
     // Jobs predicted to start within this much of each other may start in
     // either order: that is the jitter of a real launch.
     const TOGETHER: f64 = 0.2;
+    // Plans stick unless a move gains a second, in both twins.
+    const STICKINESS: f64 = 1.0;
     let c = Cluster::start(
         TESTBED_CLUSTER,
-        "IntervalMs=20\nFairshareBy=account\nAlpha=1\n",
+        &format!("IntervalMs=20\nFairshareBy=account\nAlpha=1\nStickiness={STICKINESS}\n"),
     );
     let overhead = calibrate_overhead(&c);
 
     // The prediction is made before the run, from the same inputs plus
     // the calibrated overhead.
     let scenario = testbed(SCALE);
+    let mut policy = Allox::new(1.0);
+    policy.stickiness = STICKINESS;
     let predicted = sim::simulate(
         &scenario,
-        &mut Allox::new(1.0),
+        &mut policy,
         &SimOptions {
             estimates: EstimateSource::Input,
             profile: false,
