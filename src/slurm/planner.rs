@@ -63,9 +63,10 @@ pub struct Planner {
     /// Kept across plans: it remembers the previous plan for stickiness.
     policy: Allox,
     history: History,
-    /// Precise start times of the jobs this planner started (Slurm keeps
-    /// whole seconds).
-    started_at: HashMap<u32, f64>,
+    /// The jobs this planner started: precise start time (Slurm keeps
+    /// whole seconds) and the slot of the model, so a running job keeps
+    /// its slot from one plan to the next and plans can stick to slots.
+    started: HashMap<u32, (f64, usize)>,
     /// Jobs whose hint problems were already reported.
     noted: HashSet<u32>,
     /// Per fair-share key: attained service, its rate since the last plan,
@@ -84,7 +85,7 @@ impl Planner {
             policy: policy_for(&config),
             config,
             history: History::default(),
-            started_at: HashMap::new(),
+            started: HashMap::new(),
             noted: HashSet::new(),
             attained: HashMap::new(),
             rates: HashMap::new(),
@@ -113,7 +114,7 @@ impl Planner {
             .chain(&snap.running)
             .map(|j| j.job_id)
             .collect();
-        self.started_at.retain(|id, _| live.contains(id));
+        self.started.retain(|id, _| live.contains(id));
         self.noted.retain(|id| live.contains(id));
 
         if let Some(last) = self.last_now {
@@ -167,22 +168,28 @@ impl Planner {
             })
             .collect();
         let mut running: Vec<RunningJob> = Vec::new();
-        for (r, job) in snap.running.iter().enumerate() {
+        // Jobs that remember their slot go first, so no other takes it.
+        let mut order: Vec<usize> = (0..snap.running.len()).collect();
+        order.sort_by_key(|&r| !self.started.contains_key(&snap.running[r].job_id));
+        for r in order {
+            let job = &snap.running[r];
             let Some(place) = &job.running else { continue };
             let Some(flavor) = model.flavor_index(&place.partition) else {
                 continue;
             };
-            let slot = model.slots.iter().enumerate().position(|(i, s)| {
+            let fits = |i: usize| {
+                let s = &model.slots[i];
                 s.flavor == flavor && snap.nodes[s.node].name == place.node && machines[i].idle
-            });
+            };
+            let remembered = self.started.get(&job.job_id).copied();
+            let slot = remembered
+                .map(|(_, m)| m)
+                .filter(|&m| m < model.slots.len() && fits(m))
+                .or_else(|| (0..model.slots.len()).find(|&i| fits(i)));
             let Some(machine) = slot else { continue };
             let hint = hints::parse(&job.comment, &names);
             let est = self.estimates(&model, job, &hint);
-            let start = self
-                .started_at
-                .get(&job.job_id)
-                .copied()
-                .unwrap_or(place.start);
+            let start = remembered.map_or(place.start, |(t, _)| t);
             let length = est[flavor].map_or(self.config.default_runtime, |(s, _)| s);
             machines[machine].idle = false;
             machines[machine].free_at = start + length;
@@ -281,7 +288,7 @@ impl Planner {
                 match starts.get(&(job.job_id as usize)) {
                     Some(&m) => {
                         let slot = &model.slots[m];
-                        self.started_at.insert(job.job_id, snap.now);
+                        self.started.insert(job.job_id, (snap.now, m));
                         Decision {
                             job_id: job.job_id,
                             action: Action::Start {
