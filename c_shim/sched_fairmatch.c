@@ -352,6 +352,17 @@ static int _rewrite(job_record_t *job_ptr, const char *partition, bool gpu)
 	return rc;
 }
 
+/* After select_nodes() allocated the job: hand it to its srun or launch
+ * its batch script, as the main scheduler does. */
+static void _launch(job_record_t *job_ptr)
+{
+	last_job_update = time(NULL);
+	if (job_ptr->batch_flag == 0)
+		srun_allocate(job_ptr);
+	else if (!IS_JOB_CONFIGURING(job_ptr))
+		launch_job(job_ptr);
+}
+
 /* Starts the job on exactly `node_ptr`, as backfill's _start_job does. */
 static int _start_on(job_record_t *job_ptr, node_record_t *node_ptr)
 {
@@ -371,13 +382,8 @@ static int _start_on(job_record_t *job_ptr, node_record_t *node_ptr)
 	} else {
 		FREE_NULL_BITMAP(saved);
 	}
-	if (rc == SLURM_SUCCESS) {
-		last_job_update = time(NULL);
-		if (job_ptr->batch_flag == 0)
-			srun_allocate(job_ptr);
-		else if (!IS_JOB_CONFIGURING(job_ptr))
-			launch_job(job_ptr);
-	}
+	if (rc == SLURM_SUCCESS)
+		_launch(job_ptr);
 	return rc;
 }
 
@@ -450,13 +456,9 @@ static void _fifo(bool everything)
 		if (select_nodes(job_ptr, false, NULL, NULL, false,
 				 SLURMDB_JOB_FLAG_SCHED) != SLURM_SUCCESS)
 			continue;
-		last_job_update = time(NULL);
 		info("fairmatch: started %pJ first-come first-served on %s",
 		     job_ptr, job_ptr->nodes);
-		if (job_ptr->batch_flag == 0)
-			srun_allocate(job_ptr);
-		else if (!IS_JOB_CONFIGURING(job_ptr))
-			launch_job(job_ptr);
+		_launch(job_ptr);
 	}
 	FREE_NULL_LIST(queue);
 }

@@ -43,4 +43,4 @@ step "build the plugin"
 scripts/build-plugin.sh
 
 step "Slurm end-to-end tests on a real multi-node cluster (several minutes)"
-cargo test --locked --test slurm_e2e -- --ignored --test-threads=1
+cargo test --locked --test slurm_e2e -- --ignored --test-threads=1 --nocapture

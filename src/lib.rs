@@ -34,6 +34,7 @@ pub mod bundled;
 pub mod io;
 pub mod metrics;
 pub mod model;
+mod ordered;
 #[cfg(feature = "plugin")]
 pub mod plugin;
 pub mod policy;

@@ -13,10 +13,11 @@ pub use estimates::{EstimateSource, ESTIMATE_FLOOR};
 
 use crate::metrics::JobOutcome;
 use crate::model::Scenario;
+use crate::ordered::TotalF64 as Time;
 use crate::policy::{
     usage_scores, MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View,
 };
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 
@@ -89,20 +90,6 @@ impl std::error::Error for SimError {}
 impl From<PolicyError> for SimError {
     fn from(e: PolicyError) -> Self {
         SimError::Policy(e)
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Time(f64);
-impl Eq for Time {}
-impl PartialOrd for Time {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Time {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
     }
 }
 

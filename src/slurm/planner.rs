@@ -224,9 +224,6 @@ impl Planner {
         // Ask again at the same instant while jobs start, as the simulator
         // does, so fairness scores see the jobs just started.
         loop {
-            if pending.is_empty() || !machines.iter().any(|m| m.idle) {
-                break;
-            }
             let view = View {
                 now: snap.now,
                 flavors: &model.flavors,
@@ -236,14 +233,17 @@ impl Planner {
                 user_weights: &weights,
                 attained: &attained,
             };
-            let decided = match self.policy.decide(&view) {
-                Ok(d) => d,
-                Err(e) => {
+            let decided = if pending.is_empty() || !machines.iter().any(|m| m.idle) {
+                Vec::new()
+            } else {
+                self.policy.decide(&view).unwrap_or_else(|e| {
                     log::error!("policy failed: {e}; jobs stay pending");
-                    break;
-                }
+                    Vec::new()
+                })
             };
             if decided.is_empty() {
+                // The shares users hold from now until the next plan.
+                self.rates = users.iter().cloned().zip(usage_scores(&view)).collect();
                 break;
             }
             for s in decided {
@@ -269,16 +269,6 @@ impl Planner {
                 starts.insert(job.id, s.machine);
             }
         }
-        let rates = usage_scores(&View {
-            now: snap.now,
-            flavors: &model.flavors,
-            machines: &machines,
-            pending: &pending,
-            running: &running,
-            user_weights: &weights,
-            attained: &attained,
-        });
-        self.rates = users.iter().cloned().zip(rates).collect();
 
         snap.pending
             .iter()

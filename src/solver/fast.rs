@@ -29,25 +29,11 @@
 //! These are the LP optimality conditions, so the final matching is optimal.
 
 use super::{Instance, Slot, Solution, SolveError};
-use std::cmp::{Ordering, Reverse};
+use crate::ordered::TotalF64 as Key;
+use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 
 const NONE: u32 = u32::MAX;
-
-/// `f64` ordered by `total_cmp`, for keys in ordered sets.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Key(f64);
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
 
 /// All slots of one flavor at one position `k`, keyed by `w = a_m - v_s`.
 #[derive(Default)]
