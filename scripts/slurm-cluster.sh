@@ -35,8 +35,15 @@ stop() {
         sleep 0.1
     done
     kill -9 "${pids[@]}" 2>/dev/null || true
-    # Job steps (slurmstepd and the job scripts) of this cluster only.
-    pkill -9 -f "slurmstepd.*$dir" 2>/dev/null || true
+    # This cluster's job steps and job scripts: slurmstepd outlives its
+    # slurmd and keeps retrying a controller that is gone, and a job's
+    # children outlive both. All of them carry this cluster's SLURM_CONF.
+    for p in $(pgrep -x 'slurmstepd|bash|sleep|sh' || true); do
+        [ "$p" = $$ ] && continue
+        if tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qxF "SLURM_CONF=$dir/slurm.conf"; then
+            kill -9 "$p" 2>/dev/null || true
+        fi
+    done
     rm -f "$dir"/slurmd-*.pid "$dir"/slurmctld.pid
 }
 
