@@ -203,11 +203,16 @@ static void _snapshot(fm_snapshot_t *s)
 	part_record_t *part_ptr;
 	job_record_t *job_ptr;
 	ListIterator it;
+	/* Finished jobs are taken from [previous scan's second, this
+	 * second): end times have whole-second resolution, so a job that
+	 * ends in the current second waits for a later scan and is never
+	 * counted twice. */
 	time_t scan_from = last_finished_scan;
 
 	memset(s, 0, sizeof(*s));
 	s->now = _now();
-	last_finished_scan = (time_t) s->now;
+	time_t scan_to = (time_t) s->now;
+	last_finished_scan = scan_to;
 
 	fm_node_t *nodes = xcalloc(node_record_count + 1, sizeof(fm_node_t));
 	for (int i = 0; (node_ptr = next_node(&i)); i++) {
@@ -269,7 +274,8 @@ static void _snapshot(fm_snapshot_t *s)
 			j->start = job_ptr->start_time;
 		} else if (IS_JOB_COMPLETE(job_ptr) && job_ptr->part_ptr &&
 			   job_ptr->start_time &&
-			   job_ptr->end_time >= scan_from) {
+			   job_ptr->end_time >= scan_from &&
+			   job_ptr->end_time < scan_to) {
 			fm_finished_t *f = &finished[s->n_finished++];
 			f->user = _user(job_ptr);
 			f->name = xstrdup(job_ptr->name ? job_ptr->name : "");

@@ -354,6 +354,14 @@ fn e_bad_hints_fall_back_and_slurm_stays_up() {
     assert!(note(2).contains("over a year"), "{}", note(2));
     assert!(note(3).contains("unknown flavor 'tpu'"), "{}", note(3));
     assert!(note(4).contains("not flavor=duration"), "{}", note(4));
+
+    // Those jobs completed, so a job of the same user and name with no
+    // hint and no time limit now falls back to their learned run time.
+    std::thread::sleep(Duration::from_millis(1500));
+    let learner = c.submit(&["-p", "cpu,gpu", "--comment", "garbage"], 1.0, 1.0);
+    c.wait_done(&[learner], Duration::from_secs(60));
+    let learned = c.admin_comment(learner);
+    assert!(learned.contains("(history)"), "{learned}");
 }
 
 /// Stock Slurm (backfill, multi-partition submission) against fairmatch
