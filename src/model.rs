@@ -39,16 +39,17 @@ impl Job {
     /// The flavor this job runs fastest on, by true duration, among flavors
     /// that have slots. Ties go to the lower flavor index.
     pub fn fastest_flavor(&self, cluster: &Cluster) -> Option<(usize, f64)> {
-        best_flavor(&self.durations, cluster)
+        best_flavor(&self.durations, &cluster.flavors)
     }
 }
 
-/// Index and time of the smallest defined time among flavors with slots.
-pub fn best_flavor(times: &[Option<f64>], cluster: &Cluster) -> Option<(usize, f64)> {
+/// Index and time of the smallest defined time among flavors with slots;
+/// ties go to the lower index. `times` is indexed like `flavors`.
+pub fn best_flavor(times: &[Option<f64>], flavors: &[Flavor]) -> Option<(usize, f64)> {
     times
         .iter()
         .enumerate()
-        .filter(|(f, _)| cluster.flavors[*f].slots > 0)
+        .filter(|(f, _)| flavors[*f].slots > 0)
         .filter_map(|(f, t)| t.map(|t| (f, t)))
         .fold(None, |best, (f, t)| match best {
             Some((_, bt)) if bt <= t => best,

@@ -8,7 +8,7 @@ pub mod allox;
 pub mod fifo;
 pub mod jsq;
 
-use crate::model::Flavor;
+use crate::model::{best_flavor, Flavor};
 use crate::solver::SolveError;
 use std::fmt;
 
@@ -92,13 +92,7 @@ pub fn usage_scores(view: &View<'_>) -> Vec<f64> {
     let mut scores = vec![0.0; view.user_weights.len()];
     for job in view.running {
         let used = job.estimates[view.machines[job.machine].flavor];
-        let best = job
-            .estimates
-            .iter()
-            .enumerate()
-            .filter(|(f, _)| view.flavors[*f].slots > 0)
-            .filter_map(|(f, t)| t.map(|t| (f, t)))
-            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let best = best_flavor(&job.estimates, view.flavors);
         if let (Some(used), Some((fbest, pbest))) = (used, best) {
             let ds_best = 1.0 / view.flavors[fbest].slots as f64;
             // A zero-length estimate on the used flavor is as fast as it gets.
