@@ -14,11 +14,16 @@ mod shim {
     use std::path::PathBuf;
 
     pub fn build() {
-        for f in [
+        const SOURCES: [&str; 3] = [
             "c_shim/sched_fairmatch.c",
+            "c_shim/fm_snapshot.c",
+            "c_shim/fm_start.c",
+        ];
+        for f in SOURCES.iter().chain(&[
+            "c_shim/fm_slurm.h",
             "c_shim/fairmatch_shim.h",
             "c_shim/bindgen_wrapper.h",
-        ] {
+        ]) {
             println!("cargo:rerun-if-changed={f}");
         }
         let Some(src) = std::env::var_os("SLURM_SRC_DIR").map(PathBuf::from) else {
@@ -34,7 +39,7 @@ mod shim {
             );
         }
         cc::Build::new()
-            .file("c_shim/sched_fairmatch.c")
+            .files(SOURCES)
             .include(&src)
             .include(src.join("slurm"))
             .include("c_shim")

@@ -3,8 +3,14 @@
  * Plain C types only: no Slurm type crosses this line, so bindgen reads
  * this header alone (plus slurm_version.h for SLURM_VERSION_NUMBER).
  *
+ * The boundary is one-way. The C side owns the plugin's life and its agent
+ * thread; once per cycle it calls fairmatch_rs_plan() with a snapshot and,
+ * after applying the decisions under slurmctld's locks, once
+ * fairmatch_rs_observe() with what happened to each. Rust never calls into
+ * Slurm (only fairmatch_shim_log), and nothing is called per job.
+ *
  * All strings are NUL-terminated and owned by the side that allocated
- * them; a snapshot lives only for the duration of fairmatch_rs_decide().
+ * them; a snapshot lives only for the duration of fairmatch_rs_plan().
  */
 #ifndef FAIRMATCH_SHIM_H
 #define FAIRMATCH_SHIM_H
@@ -16,25 +22,42 @@ typedef struct {
 	const char *name;
 	uint32_t cpus;
 	const char *gres;      /* configured GRES, e.g. "gpu:2"; may be "" */
-	int available;         /* up and not drained */
+	int available;         /* up, responding, not drained */
+	/* Held by running jobs fairmatch does not model (multi-node jobs,
+	 * jobs of unmanaged partitions): those slots are not the plan's. */
+	uint32_t foreign_cpus;
+	uint32_t foreign_gpus;
+	/* Reserved from reserved_from on for the highest-priority unmodelled
+	 * job that cannot start yet (0: not reserved). */
+	double reserved_from;
 } fm_node_t;
 
 typedef struct {
 	const char *name;
 	const uint32_t *nodes; /* indices into fm_snapshot_t.nodes */
 	size_t n_nodes;
+	int schedulable;       /* partition state lets jobs start */
 } fm_partition_t;
 
 typedef struct {
 	uint32_t job_id;
+	/* Pending array tasks this record stands for (1 for a plain job). */
+	uint32_t tasks;
 	const char *user;
 	const char *account;
 	const char *name;
 	const char *comment;
 	double time_limit;       /* seconds; < 0 when the job has none */
-	const char *partitions;  /* comma-separated */
+	/* Pending: the partitions Slurm's own limits let it start in now,
+	 * comma-separated, in the user's order. Running: as submitted. */
+	const char *partitions;
 	uint32_t cpus;
+	int needs_gpu;           /* asked for one GPU itself */
 	double submit;
+	/* Pending only: nodes the job may use (--exclude, --nodelist,
+	 * --constraint, reservations), indices into fm_snapshot_t.nodes. */
+	const uint32_t *nodes;
+	size_t n_nodes;
 	/* Running jobs only (NULL / 0 for pending ones). */
 	const char *run_partition;
 	const char *run_node;
@@ -65,6 +88,8 @@ typedef struct {
 #define FM_WAIT 0
 #define FM_START 1
 #define FM_TEXT 256
+/* At most this many tasks of one array are planned per cycle. */
+#define FM_MAX_TASKS 256
 
 typedef struct {
 	uint32_t job_id;
@@ -72,24 +97,49 @@ typedef struct {
 	char partition[FM_TEXT];   /* FM_START: where */
 	char node[FM_TEXT];
 	uint32_t gpus;             /* FM_START: GPUs to request on the node */
-	char reason[FM_TEXT];      /* FM_WAIT: shown to the user */
+	/* FM_WAIT: shown to the user; "" keeps Slurm's own reason. */
+	char reason[FM_TEXT];
 	char note[FM_TEXT];        /* "" or a note for the admin comment */
 } fm_decision_t;
 
-/* Implemented in Rust (src/plugin/), beside the plugin symbols init, fini
- * and sched_p_reconfig. Never unwind; errors are returned. */
-uint32_t fairmatch_rs_interval_ms(void);
-int32_t fairmatch_rs_manages(const char *partition);
-/* Fills out[0..cap) and returns the count, or -1 if no decision could be
- * made (jobs then stay with Slurm's FIFO fallback). */
-int64_t fairmatch_rs_decide(const fm_snapshot_t *snapshot, fm_decision_t *out,
-			    size_t cap);
+#define FM_STARTED 1
+#define FM_REFUSED 0
 
-/* Implemented in C (sched_fairmatch.c), called by Rust. */
-int32_t fairmatch_shim_start(void);
-void fairmatch_shim_stop(void);
+/* What became of one FM_START decision. */
+typedef struct {
+	uint32_t job_id;           /* as in the decision */
+	uint32_t started_id;       /* the job that runs (an array task's own id) */
+	int32_t result;            /* FM_STARTED or FM_REFUSED */
+	double at;
+	char reason[FM_TEXT];      /* FM_REFUSED: Slurm's words */
+} fm_outcome_t;
+
+typedef struct {
+	uint32_t interval_ms;
+	/* Managed partitions, comma-separated; "" = all. */
+	char partitions[4 * FM_TEXT];
+} fm_settings_t;
+
+/* Implemented in Rust (src/plugin/). Never unwind; errors are returned.
+ * Only the agent thread calls these. */
+/* Reads fairmatch.conf beside `slurm_conf` (outside slurmctld's locks),
+ * keeping what the planner learned; fills `out`. Returns 0, or -1 when
+ * the file was rejected and the previous settings stay. */
+int32_t fairmatch_rs_load_config(const char *slurm_conf, fm_settings_t *out);
+/* Fills out[0..cap) and returns the count, or -1 if no decision could be
+ * made (jobs then stay with the first-come first-served fallback). */
+int64_t fairmatch_rs_plan(const fm_snapshot_t *snapshot, fm_decision_t *out,
+			  size_t cap);
+void fairmatch_rs_observe(const fm_outcome_t *outcomes, size_t count);
+/* Drops the planner's state (at fini). */
+void fairmatch_rs_shutdown(void);
+
+/* Implemented in C (sched_fairmatch.c). The plugin symbols slurmctld looks
+ * up are exported from Rust (a cdylib exports only Rust symbols) and
+ * forward to the first three. */
+int32_t fairmatch_shim_init(void);
+void fairmatch_shim_fini(void);
 void fairmatch_shim_reconfig(void);
 void fairmatch_shim_log(int32_t level, const char *message);
-const char *fairmatch_shim_conf_path(void);
 
 #endif

@@ -13,6 +13,9 @@ fn node(name: &str, cpus: u32, gres: &str) -> NodeInfo {
         cpus,
         gres: gres.into(),
         available: true,
+        foreign_cpus: 0,
+        foreign_gpus: 0,
+        reserved_from: None,
     }
 }
 
@@ -30,10 +33,12 @@ fn cluster(now: f64) -> Snapshot {
             PartitionInfo {
                 name: "cpu".into(),
                 nodes: vec![0, 1],
+                schedulable: true,
             },
             PartitionInfo {
                 name: "gpu".into(),
                 nodes: vec![2, 3],
+                schedulable: true,
             },
         ],
         pending: Vec::new(),
@@ -45,6 +50,7 @@ fn cluster(now: f64) -> Snapshot {
 fn job(id: u32, user: &str, comment: &str) -> JobInfo {
     JobInfo {
         job_id: id,
+        tasks: 1,
         user: user.into(),
         account: "acct".into(),
         name: "train".into(),
@@ -52,7 +58,9 @@ fn job(id: u32, user: &str, comment: &str) -> JobInfo {
         time_limit: None,
         partitions: vec!["cpu".into(), "gpu".into()],
         cpus: 1,
+        needs_gpu: false,
         submit: 1000.0 + f64::from(id),
+        usable_nodes: None,
         running: None,
     }
 }
@@ -152,6 +160,7 @@ fn bad_hints_fall_back_in_order_and_are_noted_once() {
     snap.partitions = vec![PartitionInfo {
         name: "cpu".into(),
         nodes: vec![0],
+        schedulable: true,
     }];
     let mut with_limit = job(1, "alice", "garbage");
     with_limit.partitions = vec!["cpu".into()];
@@ -215,6 +224,7 @@ fn small_alpha_lets_a_second_user_in_ahead_of_a_long_queue() {
     snap.partitions = vec![PartitionInfo {
         name: "cpu".into(),
         nodes: vec![0, 1],
+        schedulable: true,
     }];
     let mut run = job(100, "alice", "fairmatch: cpu=100s");
     run.partitions = vec!["cpu".into()];

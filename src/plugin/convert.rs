@@ -5,7 +5,7 @@
 
 use super::raw;
 use crate::slurm::snapshot::{
-    Action, Decision, FinishedJob, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
+    Action, Decision, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Snapshot,
 };
 use std::ffi::{c_char, CStr};
 
@@ -42,6 +42,9 @@ pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
             cpus: n.cpus,
             gres: text(n.gres),
             available: n.available != 0,
+            foreign_cpus: n.foreign_cpus,
+            foreign_gpus: n.foreign_gpus,
+            reserved_from: (n.reserved_from > 0.0).then_some(n.reserved_from),
         })
         .collect();
     let partitions = slice(s.partitions, s.n_partitions)
@@ -53,19 +56,21 @@ pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
                 .map(|&i| i as usize)
                 .filter(|&i| i < nodes.len())
                 .collect(),
+            schedulable: p.schedulable != 0,
         })
         .collect();
+    let n_nodes = nodes.len();
     Snapshot {
         now: s.now,
         nodes,
         partitions,
         pending: slice(s.pending, s.n_pending)
             .iter()
-            .map(|j| job(j))
+            .map(|j| job(j, n_nodes))
             .collect(),
         running: slice(s.running, s.n_running)
             .iter()
-            .map(|j| job(j))
+            .map(|j| job(j, n_nodes))
             .collect(),
         finished: slice(s.finished, s.n_finished)
             .iter()
@@ -79,14 +84,22 @@ pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
     }
 }
 
-unsafe fn job(j: &raw::fm_job_t) -> JobInfo {
+unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
     let running = (!j.run_partition.is_null()).then(|| Placement {
         partition: text(j.run_partition),
         node: text(j.run_node),
         start: j.start,
     });
+    let usable_nodes = running.is_none().then(|| {
+        slice(j.nodes, j.n_nodes)
+            .iter()
+            .map(|&i| i as usize)
+            .filter(|&i| i < n_nodes)
+            .collect()
+    });
     JobInfo {
         job_id: j.job_id,
+        tasks: j.tasks.max(1),
         user: text(j.user),
         account: text(j.account),
         name: text(j.name),
@@ -98,9 +111,40 @@ unsafe fn job(j: &raw::fm_job_t) -> JobInfo {
             .map(String::from)
             .collect(),
         cpus: j.cpus,
+        needs_gpu: j.needs_gpu != 0,
         submit: j.submit,
+        usable_nodes,
         running,
     }
+}
+
+/// # Safety
+/// `o` is a valid outcome from the shim.
+pub unsafe fn outcome(o: &raw::fm_outcome_t) -> Outcome {
+    let reason = CStr::from_ptr(o.reason.as_ptr())
+        .to_string_lossy()
+        .into_owned();
+    Outcome {
+        job_id: o.job_id,
+        result: if o.result == raw::FM_STARTED as i32 {
+            Ok(o.started_id)
+        } else {
+            Err(reason)
+        },
+        at: o.at,
+    }
+}
+
+/// # Safety
+/// `p` is null (then `n` is ignored) or points to `n` valid outcomes.
+pub unsafe fn outcomes(p: *const raw::fm_outcome_t, n: usize) -> Vec<Outcome> {
+    slice(p, n).iter().map(|o| outcome(o)).collect()
+}
+
+/// The settings the agent thread keeps between reloads.
+pub fn settings(interval_ms: u32, partitions: &[String], out: &mut raw::fm_settings_t) {
+    out.interval_ms = interval_ms;
+    copy(&partitions.join(","), &mut out.partitions);
 }
 
 /// Writes `d` into the fixed-size C struct, truncating text at a char

@@ -1,8 +1,18 @@
 //! The safe layer of the Slurm plugin (feature `plugin`): the symbols
-//! slurmctld looks up, the functions the C shim calls, and a logger that
-//! writes to slurmctld's log. Every `extern "C"` entry catches panics, so
-//! no unwind ever crosses into slurmctld; on any failure jobs stay pending
-//! and the shim's first-come first-served fallback keeps Slurm usable.
+//! slurmctld looks up and the functions the C shim's agent thread calls.
+//!
+//! The C side owns the plugin's life: `init`, `fini` and
+//! `sched_p_reconfig` are exported from here only because a cdylib exports
+//! Rust symbols alone, and they forward straight to the shim. The shim's
+//! agent thread is then the only caller of the rest, once per cycle:
+//! `fairmatch_rs_plan` with a snapshot, `fairmatch_rs_observe` with what
+//! became of the starts, and `fairmatch_rs_load_config` when an admin
+//! reconfigures. So the state mutex is never contended, and slurmctld's
+//! own threads never wait for a solve.
+//!
+//! Every entry catches panics, so no unwind crosses into slurmctld; on a
+//! failure jobs stay pending and the shim's first-come first-served
+//! fallback keeps Slurm usable.
 
 mod convert;
 mod raw;
@@ -12,7 +22,7 @@ use crate::slurm::planner::Planner;
 use parking_lot::Mutex;
 use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 // The symbols Slurm's plugin loader reads. plugin_name and plugin_type are
 // char arrays, as in C plugins; plugin_version must equal the running
@@ -27,13 +37,9 @@ pub static plugin_type: [u8; 16] = *b"sched/fairmatch\0";
 #[used]
 pub static plugin_version: u32 = raw::SLURM_VERSION_NUMBER;
 
-/// Configuration and learned state, shared by slurmctld's threads.
-struct State {
-    config_path: PathBuf,
-    planner: Planner,
-}
-
-static STATE: Mutex<Option<State>> = Mutex::new(None);
+/// The planner: configuration and everything learned (attained service,
+/// run times, the previous plan). Survives reconfigures.
+static STATE: Mutex<Option<Planner>> = Mutex::new(None);
 
 /// Runs `f`, turning a panic into `fallback` and an error in the log.
 fn guarded<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
@@ -51,8 +57,8 @@ fn guarded<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
     }
 }
 
-/// Reads the configuration beside slurm.conf; a missing file means the
-/// documented defaults, a bad line a warning in the log.
+/// Reads the configuration; a missing file means the documented defaults,
+/// a bad line a warning in the log and that key's default.
 fn load_config(path: &Path) -> Config {
     match std::fs::read_to_string(path) {
         Ok(text) => {
@@ -90,69 +96,54 @@ fn describe(c: &Config) -> String {
 pub extern "C" fn init() -> i32 {
     guarded("init", -1, || {
         logger::install();
-        // SAFETY: the shim returns slurm_conf's path or null.
-        let conf = unsafe { convert::text(slurm_conf_path()) };
-        let config_path = Path::new(&conf)
-            .parent()
-            .unwrap_or(Path::new("/etc/slurm"))
-            .join("fairmatch.conf");
-        let config = load_config(&config_path);
-        log::info!("loaded; {}", describe(&config));
-        *STATE.lock() = Some(State {
-            config_path,
-            planner: Planner::new(config),
-        });
-        // SAFETY: plain call into the shim, which starts its agent thread.
-        unsafe { raw::fairmatch_shim_start() }
+        // SAFETY: the shim starts its agent thread; no Rust lock is held.
+        unsafe { raw::fairmatch_shim_init() }
     })
 }
 
 #[no_mangle]
 pub extern "C" fn fini() {
-    guarded("fini", (), || {
-        // SAFETY: stops and joins the agent; no Rust lock is held.
-        unsafe { raw::fairmatch_shim_stop() };
-        *STATE.lock() = None;
-    })
+    // SAFETY: the shim stops and joins its agent thread.
+    guarded("fini", (), || unsafe { raw::fairmatch_shim_fini() })
 }
 
 #[no_mangle]
 pub extern "C" fn sched_p_reconfig() -> i32 {
-    guarded("reconfig", 0, || {
-        // SAFETY: runs under slurmctld's config lock, as Slurm calls it.
-        unsafe { raw::fairmatch_shim_reconfig() };
-        let mut state = STATE.lock();
-        if let Some(s) = state.as_mut() {
-            let config = load_config(&s.config_path);
-            log::info!("reconfigured; {}", describe(&config));
-            s.planner.set_config(config);
-        }
-        0
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn fairmatch_rs_interval_ms() -> u32 {
-    guarded("interval", 500, || {
-        STATE
-            .lock()
-            .as_ref()
-            .map_or(500, |s| s.planner.config().interval_ms)
-    })
+    // SAFETY: the shim only flags its agent; it waits for nothing.
+    guarded("reconfig", (), || unsafe { raw::fairmatch_shim_reconfig() });
+    0
 }
 
 /// # Safety
-/// `partition` is null or a NUL-terminated string.
+/// `slurm_conf` is null or a NUL-terminated path; `out` is null or valid.
 #[no_mangle]
-pub unsafe extern "C" fn fairmatch_rs_manages(partition: *const c_char) -> i32 {
-    guarded("manages", 0, || {
-        let name = convert::text(partition);
-        let state = STATE.lock();
-        i32::from(
-            state
-                .as_ref()
-                .is_some_and(|s| s.planner.config().manages(&name)),
-        )
+pub unsafe extern "C" fn fairmatch_rs_load_config(
+    slurm_conf: *const c_char,
+    out: *mut raw::fm_settings_t,
+) -> i32 {
+    guarded("load_config", -1, || {
+        let conf = convert::text(slurm_conf);
+        let path = Path::new(&conf)
+            .parent()
+            .unwrap_or(Path::new("/etc/slurm"))
+            .join("fairmatch.conf");
+        let config = load_config(&path);
+        let mut state = STATE.lock();
+        match state.as_mut() {
+            Some(planner) => {
+                log::info!("reconfigured; {}", describe(&config));
+                planner.set_config(config);
+            }
+            None => {
+                log::info!("loaded; {}", describe(&config));
+                *state = Some(Planner::new(config));
+            }
+        }
+        let c = state.as_ref().map(|p| p.config()).expect("set above");
+        if let Some(out) = out.as_mut() {
+            convert::settings(c.interval_ms, &c.partitions, out);
+        }
+        0
     })
 }
 
@@ -160,24 +151,29 @@ pub unsafe extern "C" fn fairmatch_rs_manages(partition: *const c_char) -> i32 {
 /// `snapshot` points to a valid snapshot and `out` to `cap` writable
 /// decisions, as `fairmatch_shim.h` describes.
 #[no_mangle]
-pub unsafe extern "C" fn fairmatch_rs_decide(
+pub unsafe extern "C" fn fairmatch_rs_plan(
     snapshot: *const raw::fm_snapshot_t,
     out: *mut raw::fm_decision_t,
     cap: usize,
 ) -> i64 {
-    guarded("decide", -1, || {
+    guarded("plan", -1, || {
         if snapshot.is_null() || (out.is_null() && cap > 0) {
             return -1;
         }
         let snap = convert::snapshot(&*snapshot);
         let mut state = STATE.lock();
-        let Some(s) = state.as_mut() else { return -1 };
-        let decisions = s.planner.plan(&snap);
+        let Some(planner) = state.as_mut() else {
+            return -1;
+        };
+        let decisions = planner.plan(&snap);
         let out = if cap == 0 {
             &mut [][..]
         } else {
             std::slice::from_raw_parts_mut(out, cap)
         };
+        if decisions.len() > out.len() {
+            log::error!("{} decisions for {} places", decisions.len(), out.len());
+        }
         let n = decisions.len().min(out.len());
         for (d, o) in decisions.iter().zip(out.iter_mut()) {
             convert::decision(d, o);
@@ -186,9 +182,21 @@ pub unsafe extern "C" fn fairmatch_rs_decide(
     })
 }
 
-/// slurm.conf's path, from the shim.
-unsafe fn slurm_conf_path() -> *const c_char {
-    raw::fairmatch_shim_conf_path()
+/// # Safety
+/// `outcomes` is null or points to `count` valid outcomes.
+#[no_mangle]
+pub unsafe extern "C" fn fairmatch_rs_observe(outcomes: *const raw::fm_outcome_t, count: usize) {
+    guarded("observe", (), || {
+        let outcomes = convert::outcomes(outcomes, count);
+        if let Some(planner) = STATE.lock().as_mut() {
+            planner.observe(&outcomes);
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fairmatch_rs_shutdown() {
+    guarded("shutdown", (), || *STATE.lock() = None)
 }
 
 mod logger {

@@ -7,4 +7,5 @@ pub mod config;
 pub mod hints;
 pub mod history;
 pub mod planner;
+pub mod slots;
 pub mod snapshot;

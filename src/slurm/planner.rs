@@ -1,24 +1,36 @@
 //! Turns a snapshot of slurmctld into decisions, through the same
-//! [`Policy`] the simulator runs.
+//! [`Policy`] the simulator runs, and learns what Slurm made of them.
 //!
-//! The model: each managed partition is a flavor. A GPU partition (its
-//! nodes have GPUs) has one slot per GPU; a CPU partition has
-//! `cpus / cpus_per_slot` slots per node, where `cpus_per_slot` is the
-//! configured value or, by default, the most CPUs any managed job asks for.
-//! Running jobs occupy slots until their estimated end. Estimates per
-//! flavor come from the job's hint, else its time limit, else the mean of
-//! earlier jobs with the same user, name and partition, else the
-//! configured default.
+//! The slots are [`SlotModel`]'s. Running jobs occupy slots until their
+//! estimated end. Estimates per flavor come from the job's hint, else its
+//! time limit, else the mean of earlier jobs with the same user, name and
+//! partition, else the configured default. Each pending array task is a
+//! job of its own with the array's hints.
+//!
+//! A start is only a proposal until [`Planner::observe`] hears Slurm's
+//! answer: a started job keeps its slot from one plan to the next; a
+//! refused one (a QOS or association limit, licenses, a node taken
+//! meanwhile) keeps Slurm's reason and sits out the plans for
+//! [`RETRY_AFTER`] seconds, so its slot goes to someone else.
 
 use super::config::{Config, FairshareBy};
 use super::hints::{self, Hint};
 use super::history::History;
-use super::snapshot::{Action, Decision, JobInfo, Snapshot};
-use crate::model::Flavor;
+use super::slots::SlotModel;
+use super::snapshot::{Action, Decision, JobInfo, Outcome, Snapshot};
 use crate::policy::{
     allox::Allox, usage_scores, MachineView, PendingJob, Policy, RunningJob, View,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// Seconds a job Slurm refused to start sits out of the plans.
+pub const RETRY_AFTER: f64 = 2.0;
+
+/// The matching's id for task `task` of Slurm job `job_id`: stable from one
+/// plan to the next, as stickiness needs.
+fn pending_id(job_id: u32, task: u32) -> usize {
+    ((job_id as usize) << 32) | task as usize
+}
 
 /// Longest reason text handed to Slurm.
 const MAX_REASON: usize = 240;
@@ -50,23 +62,21 @@ impl Source {
     }
 }
 
-/// One slot of the model.
-#[derive(Clone, Debug)]
-struct Slot {
-    flavor: usize,
-    node: usize,
-    gpu: bool,
-}
-
 pub struct Planner {
     config: Config,
     /// Kept across plans: it remembers the previous plan for stickiness.
     policy: Allox,
     history: History,
-    /// The jobs this planner started: precise start time (Slurm keeps
-    /// whole seconds) and the slot of the model, so a running job keeps
-    /// its slot from one plan to the next and plans can stick to slots.
+    /// The jobs Slurm started for this planner: precise start time (Slurm
+    /// keeps whole seconds) and the slot of the model, so a running job
+    /// keeps its slot from one plan to the next and plans can stick to
+    /// slots.
     started: HashMap<u32, (f64, usize)>,
+    /// The last plan's starts per Slurm job, in decision order, until
+    /// their outcomes arrive.
+    proposed: HashMap<u32, VecDeque<usize>>,
+    /// Jobs Slurm refused to start, and until when they sit out.
+    refused: HashMap<u32, f64>,
     /// Jobs whose hint problems were already reported.
     noted: HashSet<u32>,
     /// Per fair-share key: attained service, its rate since the last plan,
@@ -86,6 +96,8 @@ impl Planner {
             config,
             history: History::default(),
             started: HashMap::new(),
+            proposed: HashMap::new(),
+            refused: HashMap::new(),
             noted: HashSet::new(),
             attained: HashMap::new(),
             rates: HashMap::new(),
@@ -97,9 +109,36 @@ impl Planner {
         &self.config
     }
 
+    /// A new configuration; what was learned (attained service, run
+    /// times, the previous plan, starts) is kept.
     pub fn set_config(&mut self, config: Config) {
-        self.policy = policy_for(&config);
+        // Keep the policy itself: it remembers the previous plan.
+        self.policy.alpha = config.alpha;
+        self.policy.max_candidates = config.max_candidates;
+        self.policy.stickiness = config.stickiness;
         self.config = config;
+    }
+
+    /// What Slurm made of the last plan's starts, in decision order.
+    pub fn observe(&mut self, outcomes: &[Outcome]) {
+        for o in outcomes {
+            let slot = self
+                .proposed
+                .get_mut(&o.job_id)
+                .and_then(VecDeque::pop_front);
+            match &o.result {
+                Ok(running_id) => {
+                    if let Some(slot) = slot {
+                        self.started.insert(*running_id, (o.at, slot));
+                    }
+                }
+                Err(reason) => {
+                    log::debug!("job {} not started: {reason}", o.job_id);
+                    self.refused.insert(o.job_id, o.at + RETRY_AFTER);
+                }
+            }
+        }
+        self.proposed.clear();
     }
 
     /// Decides every pending job of `snap`: start now (where) or wait (why).
@@ -116,6 +155,9 @@ impl Planner {
             .collect();
         self.started.retain(|id, _| live.contains(id));
         self.noted.retain(|id| live.contains(id));
+        self.refused
+            .retain(|id, until| live.contains(id) && *until > snap.now);
+        self.proposed.clear();
 
         if let Some(last) = self.last_now {
             let elapsed = (snap.now - last).max(0.0);
@@ -132,7 +174,7 @@ impl Planner {
             self.attained = by_service.into_iter().collect();
         }
 
-        let model = Model::build(&self.config, snap);
+        let model = SlotModel::build(&self.config, snap);
         let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
         let hints: Vec<Hint> = snap
             .pending
@@ -201,26 +243,39 @@ impl Planner {
                 estimates: est.iter().map(|e| e.map(|(s, _)| s)).collect(),
             });
         }
-        let mut pending: Vec<PendingJob> = snap
-            .pending
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| estimates[*i].iter().any(Option::is_some))
-            .map(|(i, job)| PendingJob {
-                // Slurm's job id: stable across plans, as stickiness needs.
-                id: job.job_id as usize,
-                user: user_of(job),
-                arrival: job.submit,
-                estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
-            })
-            .collect();
+        let mut pending: Vec<PendingJob> = Vec::new();
+        // Which record of the snapshot each pending id belongs to.
+        let mut record_of: HashMap<usize, usize> = HashMap::new();
+        for (i, job) in snap.pending.iter().enumerate() {
+            if self.refused.contains_key(&job.job_id) || !estimates[i].iter().any(Option::is_some) {
+                continue;
+            }
+            let user = user_of(job);
+            for task in 0..job.tasks.max(1) {
+                let id = pending_id(job.job_id, task);
+                record_of.insert(id, i);
+                pending.push(PendingJob {
+                    id,
+                    user,
+                    arrival: job.submit,
+                    estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
+                });
+            }
+        }
+        let usable = |record: usize, node: usize| {
+            snap.pending[record]
+                .usable_nodes
+                .as_ref()
+                .is_none_or(|nodes| nodes.contains(&node))
+        };
 
         let weights = vec![1.0; users.len()];
         let attained: Vec<f64> = users
             .iter()
             .map(|u| self.attained.get(u).copied().unwrap_or(0.0))
             .collect();
-        let mut starts: HashMap<usize, usize> = HashMap::new();
+        // Per snapshot record, the slots its tasks start on.
+        let mut starts: HashMap<usize, Vec<usize>> = HashMap::new();
         // Ask again at the same instant while jobs start, as the simulator
         // does, so fairness scores see the jobs just started.
         loop {
@@ -250,64 +305,88 @@ impl Planner {
                 let Some(p) = pending.iter().position(|p| p.id == s.job) else {
                     continue;
                 };
-                let Some(length) = pending[p].estimates[machines[s.machine].flavor] else {
+                let record = record_of[&s.job];
+                let flavor = machines[s.machine].flavor;
+                // The matching knows flavors, not the nodes a job may use
+                // (--exclude, --nodelist): take an idle slot of the same
+                // flavor on a usable node, or let the job wait this round.
+                let machine = if usable(record, model.slots[s.machine].node) {
+                    Some(s.machine)
+                } else {
+                    (0..machines.len()).find(|&m| {
+                        machines[m].idle
+                            && machines[m].flavor == flavor
+                            && usable(record, model.slots[m].node)
+                    })
+                };
+                let job = pending.swap_remove(p);
+                let (Some(machine), Some(length)) = (machine, job.estimates[flavor]) else {
                     continue;
                 };
-                if !machines[s.machine].idle {
+                if !machines[machine].idle {
                     continue;
                 }
-                let job = pending.swap_remove(p);
-                machines[s.machine].idle = false;
-                machines[s.machine].free_at = snap.now + length;
+                machines[machine].idle = false;
+                machines[machine].free_at = snap.now + length;
                 running.push(RunningJob {
                     id: job.id,
                     user: job.user,
-                    machine: s.machine,
+                    machine,
                     started: snap.now,
                     estimates: job.estimates,
                 });
-                starts.insert(job.id, s.machine);
+                starts.entry(record).or_default().push(machine);
             }
         }
 
-        snap.pending
-            .iter()
-            .enumerate()
-            .map(|(i, job)| {
-                let note = self.note(job, &hints[i], &estimates[i], &model);
-                match starts.get(&(job.job_id as usize)) {
-                    Some(&m) => {
-                        let slot = &model.slots[m];
-                        self.started.insert(job.job_id, (snap.now, m));
-                        Decision {
-                            job_id: job.job_id,
-                            action: Action::Start {
-                                partition: model.flavors[slot.flavor].name.clone(),
-                                node: snap.nodes[slot.node].name.clone(),
-                                gpus: u32::from(slot.gpu),
-                            },
-                            reason: String::new(),
-                            note,
-                        }
-                    }
-                    None => Decision {
-                        job_id: job.job_id,
-                        action: Action::Wait,
-                        reason: wait_reason(&model, &hints[i], &estimates[i]),
-                        note,
+        let mut decisions = Vec::new();
+        for (i, job) in snap.pending.iter().enumerate() {
+            let note = self.note(job, &hints[i], &estimates[i], &model);
+            let slots = starts.remove(&i).unwrap_or_default();
+            for &m in &slots {
+                let slot = &model.slots[m];
+                self.proposed.entry(job.job_id).or_default().push_back(m);
+                decisions.push(Decision {
+                    job_id: job.job_id,
+                    action: Action::Start {
+                        partition: model.flavors[slot.flavor].name.clone(),
+                        node: snap.nodes[slot.node].name.clone(),
+                        gpus: u32::from(slot.gpu),
                     },
-                }
-            })
-            .collect()
+                    reason: String::new(),
+                    note: note.clone(),
+                });
+            }
+            if slots.len() < job.tasks.max(1) as usize {
+                let reason = if self.refused.contains_key(&job.job_id) {
+                    String::new() // Slurm's own reason for the refusal
+                } else {
+                    wait_reason(&model, &hints[i], &estimates[i])
+                };
+                decisions.push(Decision {
+                    job_id: job.job_id,
+                    action: Action::Wait,
+                    reason,
+                    note: if slots.is_empty() { note } else { None },
+                });
+            }
+        }
+        decisions
     }
 
     /// Estimate per model flavor for `job`; `None` where it may not run.
-    fn estimates(&self, model: &Model, job: &JobInfo, hint: &Hint) -> Vec<Option<(f64, Source)>> {
+    fn estimates(
+        &self,
+        model: &SlotModel,
+        job: &JobInfo,
+        hint: &Hint,
+    ) -> Vec<Option<(f64, Source)>> {
         model
             .flavors
             .iter()
-            .map(|f| {
-                if !job.partitions.contains(&f.name) {
+            .zip(&model.gpu_flavor)
+            .map(|(f, &gpu)| {
+                if !job.partitions.contains(&f.name) || (job.needs_gpu && !gpu) {
                     return None;
                 }
                 Some(if let Some(s) = hint.estimate(&f.name) {
@@ -329,7 +408,7 @@ impl Planner {
         job: &JobInfo,
         hint: &Hint,
         est: &[Option<(f64, Source)>],
-        model: &Model,
+        model: &SlotModel,
     ) -> Option<String> {
         let fell_back = est.iter().flatten().any(|(_, s)| *s != Source::Hint);
         if !fell_back || self.noted.contains(&job.job_id) {
@@ -351,7 +430,7 @@ impl Planner {
     }
 }
 
-fn wait_reason(model: &Model, hint: &Hint, est: &[Option<(f64, Source)>]) -> String {
+fn wait_reason(model: &SlotModel, hint: &Hint, est: &[Option<(f64, Source)>]) -> String {
     if est.iter().all(Option::is_none) {
         return "fairmatch: none of the job's partitions has slots".into();
     }
@@ -363,7 +442,7 @@ fn wait_reason(model: &Model, hint: &Hint, est: &[Option<(f64, Source)>]) -> Str
     truncate(reason)
 }
 
-fn describe(model: &Model, est: &[Option<(f64, Source)>]) -> String {
+fn describe(model: &SlotModel, est: &[Option<(f64, Source)>]) -> String {
     model
         .flavors
         .iter()
@@ -383,56 +462,4 @@ fn truncate(mut s: String) -> String {
         s.push_str("...");
     }
     s
-}
-
-/// Flavors and slots built from the snapshot's partitions and nodes.
-struct Model {
-    flavors: Vec<Flavor>,
-    slots: Vec<Slot>,
-}
-
-impl Model {
-    fn build(config: &Config, snap: &Snapshot) -> Model {
-        let slot_cpus = if config.cpus_per_slot > 0 {
-            config.cpus_per_slot
-        } else {
-            snap.pending
-                .iter()
-                .chain(&snap.running)
-                .map(|j| j.cpus)
-                .max()
-                .unwrap_or(1)
-                .max(1)
-        };
-        let mut flavors = Vec::new();
-        let mut slots = Vec::new();
-        for part in snap.partitions.iter().filter(|p| config.manages(&p.name)) {
-            let flavor = flavors.len();
-            let gpu = part.nodes.iter().any(|&n| snap.nodes[n].gpus() > 0);
-            let before = slots.len();
-            // A node that is down or drained offers no slots.
-            for &n in part.nodes.iter().filter(|&&n| snap.nodes[n].available) {
-                let node = &snap.nodes[n];
-                let count = if gpu {
-                    node.gpus()
-                } else {
-                    node.cpus / slot_cpus
-                };
-                slots.extend((0..count).map(|_| Slot {
-                    flavor,
-                    node: n,
-                    gpu,
-                }));
-            }
-            flavors.push(Flavor {
-                name: part.name.clone(),
-                slots: slots.len() - before,
-            });
-        }
-        Model { flavors, slots }
-    }
-
-    fn flavor_index(&self, name: &str) -> Option<usize> {
-        self.flavors.iter().position(|f| f.name == name)
-    }
 }

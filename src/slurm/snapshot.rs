@@ -10,6 +10,12 @@ pub struct NodeInfo {
     pub gres: String,
     /// Up and not drained: its slots may be given out.
     pub available: bool,
+    /// CPUs and GPUs held by running jobs the plan does not model.
+    pub foreign_cpus: u32,
+    pub foreign_gpus: u32,
+    /// Held back from this time on for an unmodelled job (multi-node, say)
+    /// that Slurm's will-run test placed here: the plan leaves it alone.
+    pub reserved_from: Option<f64>,
 }
 
 impl NodeInfo {
@@ -32,21 +38,31 @@ pub struct PartitionInfo {
     pub name: String,
     /// Indices into [`Snapshot::nodes`].
     pub nodes: Vec<usize>,
+    /// The partition's state lets jobs start (UP or DRAIN).
+    pub schedulable: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobInfo {
     pub job_id: u32,
+    /// Pending array tasks this record stands for; 1 for a plain job.
+    pub tasks: u32,
     pub user: String,
     pub account: String,
     pub name: String,
     pub comment: String,
     /// The job's time limit in seconds, if it has one.
     pub time_limit: Option<f64>,
-    /// Partitions the job may run in, in the order given.
+    /// Pending jobs: the partitions Slurm's limits let it start in now.
+    /// Running jobs: the partitions it was submitted to.
     pub partitions: Vec<String>,
     pub cpus: u32,
+    /// The job itself asked for one GPU: only GPU partitions will do.
+    pub needs_gpu: bool,
     pub submit: f64,
+    /// Pending jobs: the nodes it may use (`--exclude`, `--nodelist`,
+    /// `--constraint`, reservations), as indices into [`Snapshot::nodes`].
+    pub usable_nodes: Option<Vec<usize>>,
     /// For running jobs: where and since when.
     pub running: Option<Placement>,
 }
@@ -71,7 +87,7 @@ pub struct Snapshot {
     pub now: f64,
     pub nodes: Vec<NodeInfo>,
     pub partitions: Vec<PartitionInfo>,
-    /// Pending jobs the plugin manages, in submit order.
+    /// Pending jobs the plugin manages and Slurm's own rules let start.
     pub pending: Vec<JobInfo>,
     /// Running jobs on the managed partitions' nodes.
     pub running: Vec<JobInfo>,
@@ -91,11 +107,22 @@ pub enum Action {
     Wait,
 }
 
+/// What became of a start: Slurm's answer to `select_nodes()`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The job the decision named.
+    pub job_id: u32,
+    /// The job that runs (an array task has its own id), or the refusal.
+    pub result: Result<u32, String>,
+    pub at: f64,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decision {
     pub job_id: u32,
     pub action: Action,
-    /// Shown to the user as the job's reason while it waits.
+    /// Shown to the user as the job's reason while it waits; empty keeps
+    /// the reason Slurm gave.
     pub reason: String,
     /// Set once per job when its hint had problems or was missing: goes to
     /// the admin comment and the log.
@@ -113,6 +140,9 @@ mod tests {
             cpus: 1,
             gres: gres.into(),
             available: true,
+            foreign_cpus: 0,
+            foreign_gpus: 0,
+            reserved_from: None,
         };
         assert_eq!(node("gpu:2").gpus(), 2);
         assert_eq!(node("gpu:a100:4(S:0-1),nic:1").gpus(), 4);

@@ -1,0 +1,66 @@
+/*
+ * What the shim's C files share: Slurm's internal headers (in the order
+ * slurmctld needs them) and the shim's own helpers. Slurm 22.05.
+ */
+#ifndef FM_SLURM_H
+#define FM_SLURM_H
+
+#include "config.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+
+#include "src/common/bitstring.h"
+#include "src/common/gres.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/macros.h"
+#include "src/common/node_conf.h"
+#include "src/common/slurm_protocol_api.h"
+#include "src/common/slurm_protocol_defs.h"
+#include "src/common/uid.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+#include "src/slurmctld/job_scheduler.h"
+#include "src/slurmctld/node_scheduler.h"
+#include "src/slurmctld/reservation.h"
+#include "src/slurmctld/srun_comm.h"
+
+#include "fairmatch_shim.h"
+
+/* Nodes held back for the highest-priority job fairmatch does not model
+ * that cannot start yet, from `from` on. */
+typedef struct {
+	bitstr_t *nodes;   /* NULL: no reservation */
+	time_t from;
+	uint32_t job_id;
+} fm_reservation_t;
+
+/* sched_fairmatch.c */
+double fm_now(void);
+bool fm_manages(const char *partition);
+
+/* fm_snapshot.c: caller holds the cycle locks. */
+bool fm_managed(job_record_t *job_ptr);
+bool fm_startable(job_record_t *job_ptr);
+void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
+		 time_t *last_finished_scan);
+void fm_free_snapshot(fm_snapshot_t *s);
+
+/* fm_start.c: caller holds the cycle locks. */
+void fm_unmanaged_pass(fm_reservation_t *resv);
+size_t fm_apply(const fm_decision_t *decisions, int64_t count,
+		const fm_reservation_t *resv, fm_outcome_t *outcomes);
+void fm_fallback(void);
+void fm_free_reservation(fm_reservation_t *resv);
+
+#endif

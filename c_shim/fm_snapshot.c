@@ -1,0 +1,396 @@
+/*
+ * Copies what a plan needs out of slurmctld into the plain structs of
+ * fairmatch_shim.h. The caller holds the cycle locks; nothing here calls
+ * Rust.
+ *
+ * Slurm's own rules are applied while copying, so the plan never counts
+ * on a start Slurm would refuse: a pending job carries only the
+ * partitions job_limits_check() accepts now (partition state, time and
+ * node limits, QOS and account access, memory) and only the nodes it may
+ * use (--exclude, --nodelist, --constraint, advanced reservations). A job
+ * that may start nowhere is left out, with Slurm's reason.
+ */
+
+#include "fm_slurm.h"
+
+static bool _is_gpu_one(const char *tres)
+{
+	return !xstrcmp(tres, "gres:gpu:1") || !xstrcmp(tres, "gres/gpu:1") ||
+	       !xstrcmp(tres, "gres/gpu=1");
+}
+
+/* Whether every partition the job may use is managed by fairmatch. */
+static bool _partitions_managed(job_record_t *job_ptr)
+{
+	if (job_ptr->part_ptr_list) {
+		bool all = true;
+		part_record_t *part_ptr;
+		ListIterator it = list_iterator_create(job_ptr->part_ptr_list);
+		while ((part_ptr = list_next(it)))
+			all = all && fm_manages(part_ptr->name);
+		list_iterator_destroy(it);
+		return all;
+	}
+	return job_ptr->part_ptr && fm_manages(job_ptr->part_ptr->name);
+}
+
+/* The shape the matching models: one node, one slot (no GRES or one GPU),
+ * not part of a heterogeneous job. Array tasks are such jobs. */
+static bool _modelled_shape(job_record_t *job_ptr)
+{
+	struct job_details *d = job_ptr->details;
+	if (!d || job_ptr->het_job_id)
+		return false;
+	if (d->min_nodes > 1 || d->max_nodes > 1)
+		return false;
+	if (job_ptr->tres_per_node && job_ptr->tres_per_node[0] &&
+	    !_is_gpu_one(job_ptr->tres_per_node))
+		return false;
+	if ((job_ptr->tres_per_job && job_ptr->tres_per_job[0]) ||
+	    (job_ptr->tres_per_socket && job_ptr->tres_per_socket[0]) ||
+	    (job_ptr->tres_per_task && job_ptr->tres_per_task[0]))
+		return false;
+	return true;
+}
+
+bool fm_managed(job_record_t *job_ptr)
+{
+	return _modelled_shape(job_ptr) && _partitions_managed(job_ptr);
+}
+
+/* Pending, not held, dependencies met, begin time reached. */
+bool fm_startable(job_record_t *job_ptr)
+{
+	return IS_JOB_PENDING(job_ptr) && !IS_JOB_COMPLETING(job_ptr) &&
+	       !IS_JOB_REVOKED(job_ptr) && job_ptr->details &&
+	       job_ptr->priority != 0 && job_independent(job_ptr);
+}
+
+static double _limit_seconds(job_record_t *job_ptr)
+{
+	if (job_ptr->time_limit == NO_VAL || job_ptr->time_limit == INFINITE)
+		return -1.0;
+	return job_ptr->time_limit * 60.0;
+}
+
+static char *_user(job_record_t *job_ptr)
+{
+	if (job_ptr->user_name)
+		return xstrdup(job_ptr->user_name);
+	char *name = uid_to_string_cached(job_ptr->user_id);
+	return xstrdup(name ? name : "");
+}
+
+static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
+{
+	j->job_id = job_ptr->job_id;
+	j->tasks = 1;
+	j->user = _user(job_ptr);
+	j->account = xstrdup(job_ptr->account ? job_ptr->account : "");
+	j->name = xstrdup(job_ptr->name ? job_ptr->name : "");
+	j->comment = xstrdup(job_ptr->comment ? job_ptr->comment : "");
+	j->time_limit = _limit_seconds(job_ptr);
+	j->cpus = job_ptr->details ? job_ptr->details->min_cpus : 1;
+	j->needs_gpu = _is_gpu_one(job_ptr->tres_per_node);
+	j->submit = job_ptr->details ? job_ptr->details->submit_time : 0;
+}
+
+static void _free_job(fm_job_t *j)
+{
+	xfree(j->user);
+	xfree(j->account);
+	xfree(j->name);
+	xfree(j->comment);
+	xfree(j->partitions);
+	xfree(j->nodes);
+	xfree(j->run_partition);
+	xfree(j->run_node);
+}
+
+static void _set_slurm_reason(job_record_t *job_ptr, int reason)
+{
+	if (job_ptr->state_reason == reason && !job_ptr->state_desc)
+		return;
+	job_ptr->state_reason = reason;
+	xfree(job_ptr->state_desc);
+	last_job_update = time(NULL);
+}
+
+/* The job's partitions that Slurm's limits accept now, comma-separated,
+ * or NULL (and Slurm's reason set on the job) when there is none. */
+static char *_runnable_partitions(job_record_t *job_ptr)
+{
+	part_record_t *saved = job_ptr->part_ptr, *part_ptr;
+	List parts = job_ptr->part_ptr_list;
+	int reason = WAIT_PART_CONFIG;
+	char *names = NULL;
+	ListIterator it = parts ? list_iterator_create(parts) : NULL;
+	part_record_t *only = parts ? NULL : saved;
+
+	while ((part_ptr = it ? list_next(it) : only)) {
+		only = NULL;
+		job_ptr->part_ptr = part_ptr;
+		int r = job_limits_check(&job_ptr, false);
+		if (r == WAIT_NO_REASON)
+			xstrfmtcat(names, "%s%s", names ? "," : "",
+				   part_ptr->name);
+		else
+			reason = r;
+	}
+	if (it)
+		list_iterator_destroy(it);
+	job_ptr->part_ptr = saved;
+	if (!names)
+		_set_slurm_reason(job_ptr, reason);
+	return names;
+}
+
+/* Nodes the job may use now, whatever is running on them. */
+static bitstr_t *_usable_nodes(job_record_t *job_ptr)
+{
+	struct job_details *d = job_ptr->details;
+	bitstr_t *ok = bit_alloc(node_record_count);
+	bit_set_all(ok);
+	if (d->exc_node_bitmap)
+		bit_and_not(ok, d->exc_node_bitmap);
+	if (d->req_node_bitmap)
+		bit_and(ok, d->req_node_bitmap);
+	if (d->feature_list || d->feature_list_use) {
+		bool has_xor = false;
+		if (valid_feature_counts(job_ptr, false, ok, &has_xor) !=
+		    SLURM_SUCCESS)
+			bit_clear_all(ok);
+	}
+	time_t when = time(NULL);
+	bitstr_t *resv_nodes = NULL, *exc_cores = NULL;
+	bool overlap = false;
+	if (job_test_resv(job_ptr, &when, false, &resv_nodes, &exc_cores,
+			  &overlap, false) == SLURM_SUCCESS && resv_nodes)
+		bit_and(ok, resv_nodes);
+	else
+		bit_clear_all(ok);
+	FREE_NULL_BITMAP(resv_nodes);
+	FREE_NULL_BITMAP(exc_cores);
+	return ok;
+}
+
+/* Pending tasks of an array the array's own limit (%N) lets start. */
+static uint32_t _pending_tasks(job_record_t *job_ptr)
+{
+	job_array_struct_t *a = job_ptr->array_recs;
+	if (!a)
+		return 1;
+	if (!a->task_id_bitmap || a->task_cnt == 0)
+		return 0;
+	uint32_t tasks = a->task_cnt;
+	if (a->max_run_tasks) {
+		if (a->tot_run_tasks >= a->max_run_tasks) {
+			_set_slurm_reason(job_ptr, WAIT_ARRAY_TASK_LIMIT);
+			return 0;
+		}
+		tasks = MIN(tasks, a->max_run_tasks - a->tot_run_tasks);
+	}
+	return MIN(tasks, FM_MAX_TASKS);
+}
+
+static bool _copy_pending(job_record_t *job_ptr, fm_job_t *j)
+{
+	uint32_t tasks = _pending_tasks(job_ptr);
+	if (!tasks)
+		return false;
+	char *parts = _runnable_partitions(job_ptr);
+	if (!parts)
+		return false;
+	_copy_job(job_ptr, j);
+	j->tasks = tasks;
+	j->partitions = parts;
+	bitstr_t *ok = _usable_nodes(job_ptr);
+	uint32_t *idx = xcalloc(bit_set_count(ok) + 1, sizeof(uint32_t));
+	size_t k = 0;
+	for (int64_t i = bit_ffs(ok); i >= 0 && i < bit_size(ok); i++)
+		if (bit_test(ok, i))
+			idx[k++] = i;
+	FREE_NULL_BITMAP(ok);
+	j->nodes = idx;
+	j->n_nodes = k;
+	return true;
+}
+
+static uint64_t _gpus_on(job_record_t *job_ptr, int k)
+{
+	uint64_t n = 0;
+	gres_state_t *gs;
+	if (!job_ptr->gres_list_alloc)
+		return 0;
+	ListIterator it = list_iterator_create(job_ptr->gres_list_alloc);
+	while ((gs = list_next(it))) {
+		gres_job_state_t *gj = gs->gres_data;
+		if (!xstrcmp(gs->gres_name, "gpu") && gj &&
+		    gj->gres_cnt_node_alloc && k < (int) gj->node_cnt)
+			n += gj->gres_cnt_node_alloc[k];
+	}
+	list_iterator_destroy(it);
+	return n;
+}
+
+/* A running job the plan does not model still holds CPUs and GPUs. */
+static void _add_foreign(job_record_t *job_ptr, fm_node_t *nodes)
+{
+	job_resources_t *r = job_ptr->job_resrcs;
+	if (!r || !r->node_bitmap || !r->cpus)
+		return;
+	int k = 0;
+	for (int64_t i = bit_ffs(r->node_bitmap);
+	     i >= 0 && i < bit_size(r->node_bitmap); i++) {
+		if (!bit_test(r->node_bitmap, i))
+			continue;
+		if (i < node_record_count) {
+			nodes[i].foreign_cpus += r->cpus[k];
+			nodes[i].foreign_gpus += _gpus_on(job_ptr, k);
+		}
+		k++;
+	}
+}
+
+static fm_node_t *_copy_nodes(const fm_reservation_t *resv)
+{
+	node_record_t *node_ptr;
+	fm_node_t *nodes = xcalloc(node_record_count + 1, sizeof(fm_node_t));
+	for (int i = 0; (node_ptr = next_node(&i)); i++) {
+		fm_node_t *n = &nodes[node_ptr->index];
+		n->name = xstrdup(node_ptr->name);
+		n->cpus = node_ptr->config_ptr ? node_ptr->config_ptr->cpus :
+						 node_ptr->cpus;
+		n->gres = xstrdup(node_ptr->config_ptr &&
+				  node_ptr->config_ptr->gres ?
+				  node_ptr->config_ptr->gres : "");
+		n->available = bit_test(avail_node_bitmap, node_ptr->index) &&
+			       !IS_NODE_DOWN(node_ptr) &&
+			       !IS_NODE_DRAIN(node_ptr) &&
+			       !IS_NODE_NO_RESPOND(node_ptr) &&
+			       !IS_NODE_FUTURE(node_ptr);
+		if (resv->nodes && bit_test(resv->nodes, node_ptr->index))
+			n->reserved_from = resv->from;
+	}
+	for (int i = 0; i < node_record_count; i++)
+		if (!nodes[i].name) {	/* a hole in the table */
+			nodes[i].name = xstrdup("");
+			nodes[i].gres = xstrdup("");
+		}
+	return nodes;
+}
+
+static fm_partition_t *_copy_partitions(size_t *count)
+{
+	node_record_t *node_ptr;
+	part_record_t *part_ptr;
+	fm_partition_t *parts = xcalloc(list_count(part_list) + 1,
+					sizeof(fm_partition_t));
+	size_t np = 0;
+	ListIterator it = list_iterator_create(part_list);
+	while ((part_ptr = list_next(it))) {
+		fm_partition_t *p = &parts[np++];
+		uint32_t *idx = xcalloc(node_record_count + 1, sizeof(uint32_t));
+		size_t k = 0;
+		p->name = xstrdup(part_ptr->name);
+		p->schedulable = (part_ptr->state_up & PARTITION_SCHED) != 0;
+		for (int i = 0; part_ptr->node_bitmap && (node_ptr = next_node(&i));
+		     i++)
+			if (bit_test(part_ptr->node_bitmap, node_ptr->index))
+				idx[k++] = node_ptr->index;
+		p->nodes = idx;
+		p->n_nodes = k;
+	}
+	list_iterator_destroy(it);
+	*count = np;
+	return parts;
+}
+
+void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
+		 time_t *last_finished_scan)
+{
+	job_record_t *job_ptr;
+	/* Finished jobs are taken from [previous scan's second, this
+	 * second): end times have whole-second resolution, so a job that
+	 * ends in the current second waits for a later scan and is never
+	 * counted twice. */
+	time_t scan_from = *last_finished_scan;
+
+	memset(s, 0, sizeof(*s));
+	s->now = fm_now();
+	time_t scan_to = (time_t) s->now;
+	*last_finished_scan = scan_to;
+
+	fm_node_t *nodes = _copy_nodes(resv);
+	s->nodes = nodes;
+	s->n_nodes = node_record_count;
+	s->partitions = _copy_partitions(&s->n_partitions);
+
+	int total = list_count(job_list);
+	fm_job_t *pending = xcalloc(total + 1, sizeof(fm_job_t));
+	fm_job_t *running = xcalloc(total + 1, sizeof(fm_job_t));
+	fm_finished_t *finished = xcalloc(total + 1, sizeof(fm_finished_t));
+	ListIterator it = list_iterator_create(job_list);
+	while ((job_ptr = list_next(it))) {
+		if (fm_startable(job_ptr) && fm_managed(job_ptr)) {
+			if (_copy_pending(job_ptr, &pending[s->n_pending]))
+				s->n_pending++;
+		} else if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr)) {
+			if (_modelled_shape(job_ptr) && job_ptr->part_ptr &&
+			    fm_manages(job_ptr->part_ptr->name) &&
+			    job_ptr->node_cnt == 1 && IS_JOB_RUNNING(job_ptr)) {
+				fm_job_t *j = &running[s->n_running++];
+				_copy_job(job_ptr, j);
+				j->partitions = xstrdup(job_ptr->partition);
+				j->run_partition =
+					xstrdup(job_ptr->part_ptr->name);
+				j->run_node = xstrdup(job_ptr->nodes);
+				j->start = job_ptr->start_time;
+			} else {
+				_add_foreign(job_ptr, nodes);
+			}
+		} else if (IS_JOB_COMPLETE(job_ptr) && job_ptr->part_ptr &&
+			   job_ptr->start_time &&
+			   job_ptr->end_time >= scan_from &&
+			   job_ptr->end_time < scan_to) {
+			fm_finished_t *f = &finished[s->n_finished++];
+			f->user = _user(job_ptr);
+			f->name = xstrdup(job_ptr->name ? job_ptr->name : "");
+			f->partition = xstrdup(job_ptr->part_ptr->name);
+			f->seconds = difftime(job_ptr->end_time,
+					      job_ptr->start_time);
+		}
+	}
+	list_iterator_destroy(it);
+	s->pending = pending;
+	s->running = running;
+	s->finished = finished;
+}
+
+void fm_free_snapshot(fm_snapshot_t *s)
+{
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		xfree(((fm_node_t *) s->nodes)[i].name);
+		xfree(((fm_node_t *) s->nodes)[i].gres);
+	}
+	for (size_t i = 0; i < s->n_partitions; i++) {
+		fm_partition_t *p = (fm_partition_t *) &s->partitions[i];
+		xfree(p->name);
+		xfree(p->nodes);
+	}
+	for (size_t i = 0; i < s->n_pending; i++)
+		_free_job((fm_job_t *) &s->pending[i]);
+	for (size_t i = 0; i < s->n_running; i++)
+		_free_job((fm_job_t *) &s->running[i]);
+	for (size_t i = 0; i < s->n_finished; i++) {
+		fm_finished_t *f = (fm_finished_t *) &s->finished[i];
+		xfree(f->user);
+		xfree(f->name);
+		xfree(f->partition);
+	}
+	xfree(s->nodes);
+	xfree(s->partitions);
+	xfree(s->pending);
+	xfree(s->running);
+	xfree(s->finished);
+}

@@ -1,0 +1,380 @@
+/*
+ * Starting jobs, all or nothing. The caller holds the cycle locks.
+ *
+ * A start changes the job only for the length of one select_nodes() call:
+ * the partition pointer (as backfill's _start_job does), the exclusion
+ * bitmap (OR-ed with the nodes the start must avoid, then put back) and,
+ * for a GPU start of a job that asked for none, its GRES request. If Slurm
+ * refuses, every one of them is restored, so the job is exactly as its
+ * user submitted it, and Slurm's reason for the refusal stays on the job.
+ * If Slurm accepts, select_nodes() rebuilds the partition list with the
+ * chosen partition first, as for any start.
+ */
+
+#include "fm_slurm.h"
+
+static bool _is_gpu_one(const char *tres)
+{
+	return !xstrcmp(tres, "gres:gpu:1") || !xstrcmp(tres, "gres/gpu:1") ||
+	       !xstrcmp(tres, "gres/gpu=1");
+}
+
+typedef struct {
+	bool changed;
+	char *tres_per_node;
+	List gres_list_req;
+} gres_saved_t;
+
+/* Makes the job ask for one GPU per node, validated as update_job() does. */
+static int _request_gpu(job_record_t *job_ptr, gres_saved_t *saved)
+{
+	struct job_details *d = job_ptr->details;
+	char gpu_one[] = "gres:gpu:1";
+	uint32_t num_tasks = d->num_tasks, min_nodes = d->min_nodes;
+	uint32_t max_nodes = d->max_nodes;
+	uint16_t ntasks_per_node = d->ntasks_per_node;
+	uint16_t ntasks_per_socket = NO_VAL16, sockets_per_node = NO_VAL16;
+	uint16_t cpus_per_task = d->orig_cpus_per_task;
+	uint16_t ntasks_per_tres = NO_VAL16;
+	List gres = NULL;
+
+	if (_is_gpu_one(job_ptr->tres_per_node))
+		return SLURM_SUCCESS;
+	if (d->mc_ptr && d->mc_ptr->ntasks_per_socket != INFINITE16)
+		ntasks_per_socket = d->mc_ptr->ntasks_per_socket;
+	int rc = gres_job_state_validate(
+		job_ptr->cpus_per_tres, job_ptr->tres_freq,
+		job_ptr->tres_per_job, gpu_one, job_ptr->tres_per_socket,
+		job_ptr->tres_per_task, job_ptr->mem_per_tres, &num_tasks,
+		&min_nodes, &max_nodes, &ntasks_per_node, &ntasks_per_socket,
+		&sockets_per_node, &cpus_per_task, &ntasks_per_tres, &gres);
+	if (rc != SLURM_SUCCESS) {
+		FREE_NULL_LIST(gres);
+		return rc;
+	}
+	saved->changed = true;
+	saved->tres_per_node = job_ptr->tres_per_node;
+	saved->gres_list_req = job_ptr->gres_list_req;
+	job_ptr->tres_per_node = xstrdup(gpu_one);
+	job_ptr->gres_list_req = gres;
+	job_set_req_tres(job_ptr, false);
+	return SLURM_SUCCESS;
+}
+
+static void _restore_gres(job_record_t *job_ptr, gres_saved_t *saved)
+{
+	if (!saved->changed)
+		return;
+	xfree(job_ptr->tres_per_node);
+	job_ptr->tres_per_node = saved->tres_per_node;
+	FREE_NULL_LIST(job_ptr->gres_list_req);
+	job_ptr->gres_list_req = saved->gres_list_req;
+	job_set_req_tres(job_ptr, false);
+}
+
+static void _drop_saved_gres(gres_saved_t *saved)
+{
+	if (!saved->changed)
+		return;
+	xfree(saved->tres_per_node);
+	FREE_NULL_LIST(saved->gres_list_req);
+}
+
+/* After select_nodes() allocated the job: hand it to its srun or launch
+ * its batch script, as the main scheduler does. */
+static void _launch(job_record_t *job_ptr)
+{
+	last_job_update = time(NULL);
+	if (job_ptr->batch_flag == 0)
+		srun_allocate(job_ptr);
+	else if (!IS_JOB_CONFIGURING(job_ptr))
+		launch_job(job_ptr);
+}
+
+/*
+ * Tries to start the job in `part_ptr`, on `node_ptr` if given, on no node
+ * of `avoid`, with one GPU if `gpu`. On refusal the job is left as it was.
+ */
+static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
+		      node_record_t *node_ptr, bool gpu, bitstr_t *avoid)
+{
+	struct job_details *d = job_ptr->details;
+	part_record_t *saved_part = job_ptr->part_ptr;
+	bitstr_t *saved_exc = d->exc_node_bitmap;
+	bool array_head = job_ptr->array_recs != NULL;
+	uint32_t array_id = job_ptr->array_job_id;
+	gres_saved_t gres = { 0 };
+	int rc;
+
+	if (gpu && (rc = _request_gpu(job_ptr, &gres)) != SLURM_SUCCESS)
+		return rc;
+	bitstr_t *exc = saved_exc ? bit_copy(saved_exc) :
+				    bit_alloc(node_record_count);
+	if (avoid)
+		bit_or(exc, avoid);
+	if (node_ptr) {
+		bitstr_t *others = bit_alloc(node_record_count);
+		bit_set_all(others);
+		bit_clear(others, node_ptr->index);
+		bit_or(exc, others);
+		FREE_NULL_BITMAP(others);
+	}
+	d->exc_node_bitmap = exc;
+	job_ptr->part_ptr = part_ptr;
+
+	rc = select_nodes(job_ptr, false, NULL, NULL, false,
+			  SLURMDB_JOB_FLAG_SCHED);
+
+	/* An array's pending remainder was split off with our exclusions. */
+	if (array_head) {
+		job_record_t *rest = find_job_record(array_id ? array_id :
+						     job_ptr->array_job_id);
+		if (rest && rest != job_ptr && rest->details) {
+			FREE_NULL_BITMAP(rest->details->exc_node_bitmap);
+			if (saved_exc)
+				rest->details->exc_node_bitmap =
+					bit_copy(saved_exc);
+		}
+	}
+	if (job_ptr->details) {	/* select_nodes() may have replaced it */
+		FREE_NULL_BITMAP(job_ptr->details->exc_node_bitmap);
+		job_ptr->details->exc_node_bitmap = saved_exc;
+	} else {
+		FREE_NULL_BITMAP(saved_exc);
+	}
+
+	if (rc == SLURM_SUCCESS) {
+		_drop_saved_gres(&gres);
+		_launch(job_ptr);
+	} else {
+		job_ptr->part_ptr = saved_part;
+		_restore_gres(job_ptr, &gres);
+	}
+	return rc;
+}
+
+static bool _fits_before(job_record_t *job_ptr, time_t when)
+{
+	if (job_ptr->time_limit == NO_VAL || job_ptr->time_limit == INFINITE)
+		return false;
+	return time(NULL) + (time_t) job_ptr->time_limit * 60 <= when;
+}
+
+/* Nodes a job must not use: the reservation, unless the job's time
+ * limit (which Slurm enforces) ends before it begins. */
+static bitstr_t *_avoid(job_record_t *job_ptr, const fm_reservation_t *resv)
+{
+	if (!resv->nodes || resv->job_id == job_ptr->job_id ||
+	    _fits_before(job_ptr, resv->from))
+		return NULL;
+	return resv->nodes;
+}
+
+static int _same_ptr(void *x, void *key)
+{
+	return x == key;
+}
+
+static bool _has_part(job_record_t *job_ptr, part_record_t *part_ptr)
+{
+	if (job_ptr->part_ptr_list)
+		return list_find_first(job_ptr->part_ptr_list, _same_ptr,
+				       part_ptr) != NULL;
+	return job_ptr->part_ptr == part_ptr;
+}
+
+static void _set_reason(job_record_t *job_ptr, const char *reason)
+{
+	if (job_ptr->state_reason == WAIT_PRIORITY &&
+	    !xstrcmp(job_ptr->state_desc, reason))
+		return;
+	job_ptr->state_reason = WAIT_PRIORITY;
+	xfree(job_ptr->state_desc);
+	job_ptr->state_desc = xstrdup(reason);
+	last_job_update = time(NULL);
+}
+
+static void _refused(fm_outcome_t *o, job_record_t *job_ptr, int rc)
+{
+	const char *why = (job_ptr && job_ptr->state_reason != WAIT_NO_REASON) ?
+		job_reason_string(job_ptr->state_reason) : slurm_strerror(rc);
+	o->result = FM_REFUSED;
+	strlcpy(o->reason, why, sizeof(o->reason));
+}
+
+size_t fm_apply(const fm_decision_t *decisions, int64_t count,
+		const fm_reservation_t *resv, fm_outcome_t *outcomes)
+{
+	size_t n = 0;
+	for (int64_t i = 0; i < count; i++) {
+		const fm_decision_t *dec = &decisions[i];
+		job_record_t *job_ptr = find_job_record(dec->job_id);
+		bool live = job_ptr && fm_startable(job_ptr) &&
+			    fm_managed(job_ptr);
+		fm_outcome_t *o = NULL;
+		if (dec->action == FM_START) {
+			o = &outcomes[n++];
+			o->job_id = dec->job_id;
+			o->at = fm_now();
+			if (!live) {
+				o->result = FM_REFUSED;
+				strlcpy(o->reason, "job is no longer pending",
+					sizeof(o->reason));
+				continue;
+			}
+		} else if (!live) {
+			continue;
+		}
+		if (dec->note[0] && xstrcmp(job_ptr->admin_comment, dec->note)) {
+			info("%pJ %s", job_ptr, dec->note);
+			xfree(job_ptr->admin_comment);
+			job_ptr->admin_comment = xstrdup(dec->note);
+		}
+		if (dec->action != FM_START) {
+			if (dec->reason[0])
+				_set_reason(job_ptr, dec->reason);
+			continue;
+		}
+		part_record_t *part_ptr = find_part_record((char *) dec->partition);
+		node_record_t *node_ptr = find_node_record((char *) dec->node);
+		if (!part_ptr || !node_ptr || !part_ptr->node_bitmap ||
+		    !_has_part(job_ptr, part_ptr) ||
+		    !bit_test(part_ptr->node_bitmap, node_ptr->index) ||
+		    !bit_test(avail_node_bitmap, node_ptr->index)) {
+			_refused(o, NULL, ESLURM_NODES_BUSY);
+			strlcpy(o->reason, "chosen node or partition went away",
+				sizeof(o->reason));
+			continue;
+		}
+		uint32_t id = job_ptr->job_id;
+		int rc = _try_start(job_ptr, part_ptr, node_ptr, dec->gpus > 0,
+				    _avoid(job_ptr, resv));
+		if (rc == SLURM_SUCCESS) {
+			o->result = FM_STARTED;
+			o->started_id = job_ptr->job_id;
+			info("fairmatch: started %pJ in %s on %s", job_ptr,
+			     job_ptr->part_ptr ? job_ptr->part_ptr->name : "?",
+			     job_ptr->nodes);
+		} else {
+			_refused(o, find_job_record(id), rc);
+			verbose("fairmatch: JobId=%u not started on %s: %s", id,
+				dec->node, o->reason);
+		}
+	}
+	return n;
+}
+
+/* Tries each of the job's partitions that Slurm's limits accept now. */
+static int _start_anywhere(job_record_t *job_ptr, bitstr_t *avoid)
+{
+	int rc = ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE;
+	part_record_t *part_ptr, *saved = job_ptr->part_ptr;
+	List parts = job_ptr->part_ptr_list;
+	ListIterator it = parts ? list_iterator_create(parts) : NULL;
+	part_record_t *only = parts ? NULL : saved;
+
+	while ((part_ptr = it ? list_next(it) : only)) {
+		only = NULL;
+		job_ptr->part_ptr = part_ptr;
+		int reason = job_limits_check(&job_ptr, false);
+		job_ptr->part_ptr = saved;
+		if (reason != WAIT_NO_REASON) {
+			job_ptr->state_reason = reason;
+			xfree(job_ptr->state_desc);
+			continue;
+		}
+		rc = _try_start(job_ptr, part_ptr, NULL, false, avoid);
+		if (rc == SLURM_SUCCESS)
+			break;
+	}
+	if (it)
+		list_iterator_destroy(it);
+	return rc;
+}
+
+/* Holds back, for `job_ptr`, the nodes and start time Slurm's will-run
+ * test gives it, as backfill reserves for the head of its queue; squeue
+ * --start shows them. */
+static void _reserve(job_record_t *job_ptr, fm_reservation_t *resv)
+{
+	will_run_response_msg_t *resp = NULL;
+	bitstr_t *nodes = NULL;
+	if (job_start_data(job_ptr, &resp) != SLURM_SUCCESS || !resp)
+		return;
+	if (resp->node_list &&
+	    node_name2bitmap(resp->node_list, false, &nodes) == 0) {
+		resv->nodes = nodes;
+		resv->from = MAX(resp->start_time, time(NULL));
+		resv->job_id = job_ptr->job_id;
+		job_ptr->start_time = resv->from;
+		xfree(job_ptr->sched_nodes);
+		job_ptr->sched_nodes = xstrdup(resp->node_list);
+		debug("fairmatch: %pJ reserved %s from %ld", job_ptr,
+		      resp->node_list, (long) resv->from);
+	} else {
+		FREE_NULL_BITMAP(nodes);
+	}
+	slurm_free_will_run_response_msg(resp);
+}
+
+static int _priority_cmp(void *x, void *y)
+{
+	job_record_t *a = *(job_record_t **) x, *b = *(job_record_t **) y;
+	if (a->priority != b->priority)
+		return a->priority > b->priority ? -1 : 1;
+	if (a->details->submit_time != b->details->submit_time)
+		return a->details->submit_time < b->details->submit_time ? -1 : 1;
+	return a->job_id < b->job_id ? -1 : (a->job_id > b->job_id);
+}
+
+/* In priority order, starts what fits and reserves for the first job that
+ * does not: later jobs may use its nodes only if they end before it. */
+static void _easy_pass(bool include_managed, fm_reservation_t *resv)
+{
+	List queue = list_create(NULL);
+	job_record_t *job_ptr;
+	ListIterator it = list_iterator_create(job_list);
+	while ((job_ptr = list_next(it)))
+		if (fm_startable(job_ptr) &&
+		    (include_managed || !fm_managed(job_ptr)))
+			list_append(queue, job_ptr);
+	list_iterator_destroy(it);
+	list_sort(queue, _priority_cmp);
+	while ((job_ptr = list_pop(queue))) {
+		uint32_t id = job_ptr->job_id;
+		bool array = job_ptr->array_recs != NULL;
+		bool started = false;
+		for (int tries = array ? FM_MAX_TASKS : 1; tries > 0; tries--) {
+			if (_start_anywhere(job_ptr, _avoid(job_ptr, resv)) !=
+			    SLURM_SUCCESS)
+				break;
+			started = true;
+			info("fairmatch: started %pJ first-come first-served on %s",
+			     job_ptr, job_ptr->nodes);
+			job_ptr = find_job_record(id);	/* an array's rest */
+			if (!array || !job_ptr || !fm_startable(job_ptr))
+				break;
+		}
+		if (!started && job_ptr && !resv->nodes && !job_ptr->het_job_id)
+			_reserve(job_ptr, resv);
+	}
+	FREE_NULL_LIST(queue);
+}
+
+void fm_unmanaged_pass(fm_reservation_t *resv)
+{
+	_easy_pass(false, resv);
+}
+
+void fm_fallback(void)
+{
+	fm_reservation_t resv = { 0 };
+	_easy_pass(true, &resv);
+	fm_free_reservation(&resv);
+}
+
+void fm_free_reservation(fm_reservation_t *resv)
+{
+	FREE_NULL_BITMAP(resv->nodes);
+	resv->job_id = 0;
+}
