@@ -335,6 +335,9 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 		if (fm_startable(job_ptr) && fm_managed(job_ptr)) {
 			if (_copy_pending(job_ptr, &pending[s->n_pending]))
 				s->n_pending++;
+		} else if (IS_JOB_COMPLETING(job_ptr)) {
+			/* Its nodes are not free until its epilog is done. */
+			_add_foreign(job_ptr, nodes);
 		} else if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr)) {
 			if (_modelled_shape(job_ptr) && job_ptr->part_ptr &&
 			    fm_manages(job_ptr->part_ptr->name) &&

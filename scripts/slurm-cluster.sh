@@ -5,6 +5,9 @@
 #
 #   slurm-cluster.sh start DIR [options]   prints nothing; SLURM_CONF=DIR/slurm.conf
 #   slurm-cluster.sh stop DIR             kills the daemons by pid
+#   slurm-cluster.sh restart-ctld DIR [--sched TYPE]
+#                       stops slurmctld (SIGTERM), optionally switches its
+#                       SchedulerType, and starts it again on the saved state
 #
 # Options for start:
 #   --sched TYPE        SchedulerType (default sched/fairmatch)
@@ -15,6 +18,9 @@
 #   --gpu-node-cpus C          CPUs per GPU node (default: G)
 #   --sched-params P    SchedulerParameters (default empty)
 #   --fairmatch-conf F  copied to DIR/fairmatch.conf
+#   --licenses L        Licenses= (e.g. lic:1), cluster-local licenses
+#
+# CPU node ci has the feature "cpui", so tests can use --constraint.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:?usage: slurm-cluster.sh start|stop DIR [options]}
@@ -51,10 +57,22 @@ if [ "$cmd" = stop ]; then
     stop
     exit 0
 fi
+if [ "$cmd" = restart-ctld ]; then
+    [ "${1:-}" = --sched ] && sed -i "s|^SchedulerType=.*|SchedulerType=$2|" "$dir/slurm.conf"
+    pid=$(cat "$dir/slurmctld.pid")
+    kill "$pid"
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    slurmctld -f "$dir/slurm.conf"
+    export SLURM_CONF=$dir/slurm.conf
+    for _ in $(seq 100); do scontrol ping 2>/dev/null | grep -q 'is UP' && exit 0; sleep 0.1; done
+    echo "slurmctld in $dir did not come back; see $dir/slurmctld.log" >&2
+    exit 1
+fi
 [ "$cmd" = start ] || { echo "usage: slurm-cluster.sh start|stop DIR [options]" >&2; exit 2; }
 
 sched=sched/fairmatch plugin_dir="" cpu_nodes=2 cpus=4 gpu_nodes=2 gpus=2 gpu_node_cpus=""
-sched_params="" fairmatch_conf=""
+sched_params="" fairmatch_conf="" licenses=""
 while [ $# -gt 0 ]; do
     case $1 in
         --sched) sched=$2 ;;
@@ -66,6 +84,7 @@ while [ $# -gt 0 ]; do
         --gpu-node-cpus) gpu_node_cpus=$2 ;;
         --sched-params) sched_params=$2 ;;
         --fairmatch-conf) fairmatch_conf=$2 ;;
+        --licenses) licenses=$2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift 2
@@ -83,7 +102,7 @@ base=$((20000 + RANDOM % 20000))
 ctld_port=$base
 nodes="" gres="" cpu_list="" gpu_list="" port=$((base + 1))
 for i in $(seq "$cpu_nodes"); do
-    nodes+="NodeName=c$i NodeHostname=localhost Port=$port CPUs=$cpus State=UNKNOWN"$'\n'
+    nodes+="NodeName=c$i NodeHostname=localhost Port=$port CPUs=$cpus Features=cpu$i State=UNKNOWN"$'\n'
     cpu_list+="${cpu_list:+,}c$i"
     port=$((port + 1))
 done
@@ -109,6 +128,7 @@ render() {
         { print }' "$1"
 }
 render "$here/slurm-conf/slurm.conf" > "$dir/slurm.conf"
+[ -n "$licenses" ] && echo "Licenses=$licenses" >> "$dir/slurm.conf"
 [ -z "$sched_params" ] && sed -i '/^SchedulerParameters=$/d' "$dir/slurm.conf"
 render "$here/slurm-conf/gres.conf" > "$dir/gres.conf"
 if [ -n "$fairmatch_conf" ]; then cp "$fairmatch_conf" "$dir/fairmatch.conf"; fi

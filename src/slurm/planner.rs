@@ -26,6 +26,14 @@ use std::collections::{HashMap, HashSet, VecDeque};
 /// Seconds a job Slurm refused to start sits out of the plans.
 pub const RETRY_AFTER: f64 = 2.0;
 
+/// Refusals that say only that the chosen node was not free yet (a job
+/// still completing there, say): the job is planned again at once.
+const TRANSIENT: [&str; 3] = [
+    "Resources",
+    "chosen node or partition went away",
+    "job is no longer pending",
+];
+
 /// The matching's id for task `task` of Slurm job `job_id`: stable from one
 /// plan to the next, as stickiness needs.
 fn pending_id(job_id: u32, task: u32) -> usize {
@@ -134,7 +142,11 @@ impl Planner {
                 }
                 Err(reason) => {
                     log::debug!("job {} not started: {reason}", o.job_id);
-                    self.refused.insert(o.job_id, o.at + RETRY_AFTER);
+                    // A node still busy is retried at once; a limit (QOS,
+                    // association, licenses) holds for a while.
+                    if !TRANSIENT.contains(&reason.as_str()) {
+                        self.refused.insert(o.job_id, o.at + RETRY_AFTER);
+                    }
                 }
             }
         }
@@ -385,8 +397,13 @@ impl Planner {
             .flavors
             .iter()
             .zip(&model.gpu_flavor)
-            .map(|(f, &gpu)| {
-                if !job.partitions.contains(&f.name) || (job.needs_gpu && !gpu) {
+            .zip(&model.flavor_nodes)
+            .map(|((f, &gpu), nodes)| {
+                let reachable = job
+                    .usable_nodes
+                    .as_ref()
+                    .is_none_or(|usable| nodes.iter().any(|n| usable.contains(n)));
+                if !job.partitions.contains(&f.name) || (job.needs_gpu && !gpu) || !reachable {
                     return None;
                 }
                 Some(if let Some(s) = hint.estimate(&f.name) {

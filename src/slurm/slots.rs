@@ -27,6 +27,8 @@ pub struct SlotModel {
     pub flavors: Vec<Flavor>,
     /// Per flavor: its nodes have GPUs.
     pub gpu_flavor: Vec<bool>,
+    /// Per flavor: the partition's nodes.
+    pub flavor_nodes: Vec<Vec<usize>>,
     pub slots: Vec<Slot>,
 }
 
@@ -45,6 +47,7 @@ impl SlotModel {
         };
         let mut flavors = Vec::new();
         let mut gpu_flavor = Vec::new();
+        let mut flavor_nodes = Vec::new();
         let mut slots = Vec::new();
         for part in snap.partitions.iter().filter(|p| config.manages(&p.name)) {
             let flavor = flavors.len();
@@ -74,10 +77,12 @@ impl SlotModel {
                 slots: slots.len() - before,
             });
             gpu_flavor.push(gpu);
+            flavor_nodes.push(part.nodes.clone());
         }
         SlotModel {
             flavors,
             gpu_flavor,
+            flavor_nodes,
             slots,
         }
     }

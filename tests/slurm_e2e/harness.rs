@@ -191,6 +191,57 @@ impl Cluster {
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
+    /// Stops slurmctld, switches its scheduler to `sched` if given, and
+    /// starts it again on its saved state.
+    pub fn restart_controller(&self, sched: Option<&str>) {
+        let mut cmd = Command::new(repo().join("scripts/slurm-cluster.sh"));
+        cmd.arg("restart-ctld").arg(self.path());
+        if let Some(sched) = sched {
+            cmd.args(["--sched", sched]);
+        }
+        run(&mut cmd);
+    }
+
+    /// Every record job scripts left, by job id.
+    pub fn records(&self) -> Vec<(u32, Record)> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(self.path())
+            .expect("cluster dir")
+            .flatten()
+        {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if let Some(id) = name.strip_prefix("rec-").and_then(|s| s.parse().ok()) {
+                out.push((id, self.record(id)));
+            }
+        }
+        out.sort_by_key(|(id, _)| *id);
+        out
+    }
+
+    /// Waits until no job of array (or plain job) `array_id` is pending or
+    /// running.
+    pub fn wait_array_done(&self, array_id: u32, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let out = run(self.cmd("squeue").args(["-h", "-o", "%F"]));
+            let text = String::from_utf8_lossy(&out.stdout).to_string();
+            if !text.split_whitespace().any(|s| s == array_id.to_string()) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "array {array_id} still live after {timeout:?}: {text}\n{}",
+                self.log_tail()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The output of `sdiag`.
+    pub fn sdiag(&self) -> String {
+        String::from_utf8_lossy(&run(&mut self.cmd("sdiag")).stdout).to_string()
+    }
+
     pub fn controller_up(&self) -> bool {
         let out = self.cmd("scontrol").arg("ping").output().expect("scontrol");
         String::from_utf8_lossy(&out.stdout).contains("is UP")
