@@ -7,8 +7,9 @@
  * on a start Slurm would refuse: a pending job carries only the
  * partitions job_limits_check() accepts now (partition state, time and
  * node limits, QOS and account access, memory) and only the nodes it may
- * use (--exclude, --nodelist, --constraint, advanced reservations). A job
- * that may start nowhere is left out, with Slurm's reason.
+ * use (--exclude, --nodelist, --constraint, advanced reservations), and
+ * only if its licenses are free. A job that may start nowhere is left
+ * out, with Slurm's reason.
  */
 
 #include "fm_slurm.h"
@@ -198,6 +199,11 @@ static bool _copy_pending(job_record_t *job_ptr, fm_job_t *j)
 	uint32_t tasks = _pending_tasks(job_ptr);
 	if (!tasks)
 		return false;
+	/* Licenses are the scheduler's to check, not select_nodes()'s. */
+	if (license_job_test(job_ptr, time(NULL), true) != SLURM_SUCCESS) {
+		_set_slurm_reason(job_ptr, WAIT_LICENSES);
+		return false;
+	}
 	char *parts = _runnable_partitions(job_ptr);
 	if (!parts)
 		return false;

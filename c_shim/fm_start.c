@@ -122,8 +122,15 @@ static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 	d->exc_node_bitmap = exc;
 	job_ptr->part_ptr = part_ptr;
 
-	rc = select_nodes(job_ptr, false, NULL, NULL, false,
-			  SLURMDB_JOB_FLAG_SCHED);
+	/* The main scheduler tests licenses itself before select_nodes(). */
+	if (license_job_test(job_ptr, time(NULL), true) != SLURM_SUCCESS) {
+		job_ptr->state_reason = WAIT_LICENSES;
+		xfree(job_ptr->state_desc);
+		rc = ESLURM_NODES_BUSY;
+	} else {
+		rc = select_nodes(job_ptr, false, NULL, NULL, false,
+				  SLURMDB_JOB_FLAG_SCHED);
+	}
 
 	/* An array's pending remainder was split off with our exclusions. */
 	if (array_head) {
@@ -256,9 +263,13 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 			     job_ptr->part_ptr ? job_ptr->part_ptr->name : "?",
 			     job_ptr->nodes);
 		} else {
+			/* Logged once per job in a row, as backfill does. */
+			static uint32_t last_refused = 0;
 			_refused(o, find_job_record(id), rc);
-			verbose("fairmatch: JobId=%u not started on %s: %s", id,
-				dec->node, o->reason);
+			if (id != last_refused)
+				info("fairmatch: JobId=%u not started in %s on %s: %s",
+				     id, dec->partition, dec->node, o->reason);
+			last_refused = id;
 		}
 	}
 	return n;

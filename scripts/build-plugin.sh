@@ -16,5 +16,7 @@ export SLURM_SRC_DIR
 cargo rustc --release --locked --lib --crate-type cdylib \
     --no-default-features --features plugin
 mkdir -p target/plugin
-cp target/release/libfairmatch.so target/plugin/sched_fairmatch.so
+# A new inode: a slurmctld still running the old file keeps its mapping.
+cp target/release/libfairmatch.so target/plugin/sched_fairmatch.so.new
+mv -f target/plugin/sched_fairmatch.so.new target/plugin/sched_fairmatch.so
 echo "target/plugin/sched_fairmatch.so"

@@ -19,6 +19,8 @@
 #   --sched-params P    SchedulerParameters (default empty)
 #   --fairmatch-conf F  copied to DIR/fairmatch.conf
 #   --licenses L        Licenses= (e.g. lic:1), cluster-local licenses
+#   --memory MB         every node has MB of memory, and Slurm allocates
+#                       memory (CR_Core_Memory, 10 MB per CPU by default)
 #
 # CPU node ci has the feature "cpui", so tests can use --constraint.
 set -euo pipefail
@@ -72,7 +74,7 @@ fi
 [ "$cmd" = start ] || { echo "usage: slurm-cluster.sh start|stop DIR [options]" >&2; exit 2; }
 
 sched=sched/fairmatch plugin_dir="" cpu_nodes=2 cpus=4 gpu_nodes=2 gpus=2 gpu_node_cpus=""
-sched_params="" fairmatch_conf="" licenses=""
+sched_params="" fairmatch_conf="" licenses="" memory=""
 while [ $# -gt 0 ]; do
     case $1 in
         --sched) sched=$2 ;;
@@ -85,6 +87,7 @@ while [ $# -gt 0 ]; do
         --sched-params) sched_params=$2 ;;
         --fairmatch-conf) fairmatch_conf=$2 ;;
         --licenses) licenses=$2 ;;
+        --memory) memory=$2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift 2
@@ -129,6 +132,11 @@ render() {
 }
 render "$here/slurm-conf/slurm.conf" > "$dir/slurm.conf"
 [ -n "$licenses" ] && echo "Licenses=$licenses" >> "$dir/slurm.conf"
+if [ -n "$memory" ]; then
+    sed -i -e "s/^\(NodeName=.*\) State=UNKNOWN/\1 RealMemory=$memory State=UNKNOWN/" \
+        -e 's/^SelectTypeParameters=.*/SelectTypeParameters=CR_Core_Memory/' "$dir/slurm.conf"
+    echo "DefMemPerCPU=10" >> "$dir/slurm.conf"
+fi
 [ -z "$sched_params" ] && sed -i '/^SchedulerParameters=$/d' "$dir/slurm.conf"
 render "$here/slurm-conf/gres.conf" > "$dir/gres.conf"
 if [ -n "$fairmatch_conf" ]; then cp "$fairmatch_conf" "$dir/fairmatch.conf"; fi

@@ -35,17 +35,71 @@ fn assert_as_submitted(job: &HashMap<String, String>, partitions: &str) {
     assert_ne!(job["Priority"], "0", "held: {job:?}");
 }
 
+/// GPU nodes short of memory: each runs a job holding 900 of its 1000 MB
+/// and one of its two GPUs. The plan sees a free GPU; Slurm refuses a job
+/// that needs 500 MB there.
+fn memory_blockers(c: &Cluster, seconds: f64) -> Vec<u32> {
+    let blockers: Vec<u32> = ["g1", "g2"]
+        .iter()
+        .map(|node| {
+            let comment = format!("fairmatch: gpu={seconds}s");
+            c.submit(
+                &["-p", "gpu", "-w", node, "--mem=900", "--comment", &comment],
+                seconds,
+                seconds,
+            )
+        })
+        .collect();
+    for &b in &blockers {
+        wait_state(c, b, "RUNNING", Duration::from_secs(20));
+    }
+    blockers
+}
+
+fn refusals(c: &Cluster, id: u32) -> usize {
+    c.log().matches(&format!("JobId={id} not started")).count()
+}
+
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn g_a_refused_start_leaves_the_job_as_submitted() {
+    let c = Cluster::start(&["--memory", "1000"], FAST);
+    let blockers = memory_blockers(&c, 6.0);
+    let job = c.submit(
+        &["-p", "cpu,gpu", "--mem=500", "--comment", &hint(1.0, 10.0)],
+        1.0,
+        10.0,
+    );
+    let mut polls = 0;
+    while blockers.iter().any(|&b| state(&c, b) == "RUNNING") {
+        let j = c.job(job);
+        if j["JobState"] == "PENDING" {
+            assert_as_submitted(&j, "cpu,gpu");
+            polls += 1;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let refused = refusals(&c, job);
+    eprintln!("refused start logged {refused} time(s); job checked {polls} times while refused");
+    assert!(refused >= 1, "no refused start in the log");
+    assert!(polls >= 5, "job was not pending long: {polls} polls");
+    c.wait_done(&[job], Duration::from_secs(60));
+    let j = c.job(job);
+    assert!(j["Partition"].starts_with("gpu"), "{j:?}");
+    assert!(j["JOB_GRES"].contains("gpu:1"), "{j:?}");
+    assert_eq!(c.record(job).partition, "gpu");
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn g_licenses_are_checked_before_the_plan() {
     let c = Cluster::start(&["--licenses", "lic:1"], FAST);
     let holder = c.submit(
-        &["-p", "cpu", "-L", "lic:1", "--comment", &hint(6.0, 6.0)],
-        6.0,
-        6.0,
+        &["-p", "cpu", "-L", "lic:1", "--comment", &hint(5.0, 5.0)],
+        5.0,
+        5.0,
     );
     wait_state(&c, holder, "RUNNING", Duration::from_secs(20));
-    // fairmatch plans it on a GPU; Slurm refuses while the license is out.
     let job = c.submit(
         &[
             "-p",
@@ -58,27 +112,19 @@ fn g_a_refused_start_leaves_the_job_as_submitted() {
         1.0,
         10.0,
     );
-    let mut reasons = Vec::new();
+    std::thread::sleep(Duration::from_millis(500));
     while state(&c, holder) == "RUNNING" {
         let j = c.job(job);
-        if j["JobState"] == "PENDING" {
+        if j["JobState"] == "PENDING" && state(&c, holder) == "RUNNING" {
             assert_as_submitted(&j, "cpu,gpu");
-            reasons.push(j["Reason"].clone());
+            assert_eq!(j["Reason"], "Licenses", "{j:?}");
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    let refusals = c.log().matches(&format!("JobId={job} not started")).count();
-    eprintln!("refused starts: {refusals}; reasons seen: {reasons:?}");
-    assert!(refusals >= 1, "no refused start in the log");
-    assert!(
-        reasons.iter().any(|r| r == "Licenses"),
-        "Slurm's reason never shown: {reasons:?}"
-    );
     c.wait_done(&[holder, job], Duration::from_secs(60));
-    let j = c.job(job);
-    assert!(j["Partition"].starts_with("gpu"), "{j:?}");
-    assert!(j["JOB_GRES"].contains("gpu:1"), "{j:?}");
-    assert_eq!(c.record(job).partition, "gpu");
+    let (h, j) = (c.record(holder), c.record(job));
+    assert!(j.start >= h.end - 0.5, "both held the license: {h:?} {j:?}");
+    assert_eq!(j.partition, "gpu");
 }
 
 #[test]
@@ -241,40 +287,29 @@ fn j_a_multi_node_job_is_not_starved() {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn l_switching_back_to_backfill_leaves_jobs_as_submitted() {
-    let c = Cluster::start(&["--licenses", "lic:1"], FAST);
-    let holder = c.submit(
-        &["-p", "cpu", "-L", "lic:1", "--comment", &hint(30.0, 30.0)],
-        30.0,
-        30.0,
-    );
-    wait_state(&c, holder, "RUNNING", Duration::from_secs(20));
-    let refused = c.submit(
-        &[
-            "-p",
-            "cpu,gpu",
-            "-L",
-            "lic:1",
-            "--comment",
-            &hint(1.0, 10.0),
-        ],
-        1.0,
-        10.0,
-    );
-    // Every other slot busy, so these wait with fairmatch's reasons.
-    let mut ids = vec![holder, refused];
-    for _ in 0..11 {
+    let c = Cluster::start(&["--memory", "1000"], FAST);
+    let mut ids = memory_blockers(&c, 20.0);
+    // Every CPU slot busy too.
+    for _ in 0..8 {
         ids.push(c.submit(
-            &["-p", "cpu,gpu", "--comment", &hint(20.0, 20.0)],
+            &["-p", "cpu", "--comment", "fairmatch: cpu=20s"],
             20.0,
             20.0,
         ));
     }
+    // These wait: fairmatch tries them on a GPU, and Slurm refuses.
     let waiting: Vec<u32> = (0..3)
-        .map(|_| c.submit(&["-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)], 1.0, 1.0))
+        .map(|_| {
+            c.submit(
+                &["-p", "cpu,gpu", "--mem=500", "--comment", &hint(1.0, 1.0)],
+                1.0,
+                1.0,
+            )
+        })
         .collect();
     ids.extend(&waiting);
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !c.log().contains(&format!("JobId={refused} not started")) {
+    while waiting.iter().all(|&id| refusals(&c, id) == 0) {
         assert!(
             Instant::now() < deadline,
             "no refused start\n{}",
@@ -282,14 +317,22 @@ fn l_switching_back_to_backfill_leaves_jobs_as_submitted() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    for &id in waiting.iter().chain([&refused]) {
+    for &id in &waiting {
         let j = c.job(id);
         assert_eq!(j["JobState"], "PENDING", "{j:?}");
         assert_as_submitted(&j, "cpu,gpu");
     }
 
     c.restart_controller(Some("sched/backfill"));
-    for &id in waiting.iter().chain([&refused]) {
+    let config = super::harness::run(c.cmd("scontrol").args(["show", "config"]));
+    let config = String::from_utf8_lossy(&config.stdout).to_string();
+    assert!(
+        config
+            .lines()
+            .any(|l| l.starts_with("SchedulerType") && l.contains("sched/backfill")),
+        "still not backfill:\n{config}"
+    );
+    for &id in &waiting {
         assert_as_submitted(&c.job(id), "cpu,gpu");
     }
     c.wait_done(&ids, Duration::from_secs(120));
