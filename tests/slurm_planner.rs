@@ -2,9 +2,9 @@
 //! decisions the simulator makes, hints and their fallbacks, and reasons.
 
 use fairmatch::slurm::config::Config;
-use fairmatch::slurm::planner::Planner;
+use fairmatch::slurm::planner::{Planner, RETRY_AFTER};
 use fairmatch::slurm::snapshot::{
-    Action, FinishedJob, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
+    Action, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Snapshot,
 };
 
 fn node(name: &str, cpus: u32, gres: &str) -> NodeInfo {
@@ -259,4 +259,142 @@ fn unavailable_nodes_get_nothing() {
     snap.pending = vec![job(1, "alice", "fairmatch: gpu=1s cpu=50s")];
     let d = Planner::new(Config::default()).plan(&snap);
     assert_eq!(placed(&d, 1).unwrap().0, "cpu");
+}
+
+fn starts(decisions: &[fairmatch::slurm::snapshot::Decision], id: u32) -> Vec<(String, String)> {
+    decisions
+        .iter()
+        .filter(|d| d.job_id == id)
+        .filter_map(|d| match &d.action {
+            Action::Start {
+                partition, node, ..
+            } => Some((partition.clone(), node.clone())),
+            Action::Wait => None,
+        })
+        .collect()
+}
+
+fn outcome(job_id: u32, result: Result<u32, &str>, at: f64) -> Outcome {
+    Outcome {
+        job_id,
+        result: result.map_err(String::from),
+        at,
+    }
+}
+
+/// One GPU (g1) and no CPU node.
+fn one_gpu(now: f64) -> Snapshot {
+    let mut snap = cluster(now);
+    snap.nodes = vec![node("g1", 1, "gpu:1")];
+    snap.partitions = vec![PartitionInfo {
+        name: "gpu".into(),
+        nodes: vec![0],
+        schedulable: true,
+    }];
+    snap
+}
+
+fn gpu_job(id: u32, user: &str) -> JobInfo {
+    let mut j = job(id, user, "fairmatch: gpu=10s");
+    j.partitions = vec!["gpu".into()];
+    j
+}
+
+#[test]
+fn a_refused_job_keeps_slurms_reason_and_its_slot_goes_to_the_next() {
+    let mut planner = Planner::new(Config::default());
+    let mut snap = one_gpu(100.0);
+    snap.pending = vec![gpu_job(1, "alice"), gpu_job(2, "bob")];
+    let first = planner.plan(&snap);
+    assert_eq!(starts(&first, 1), vec![("gpu".into(), "g1".into())]);
+    planner.observe(&[outcome(1, Err("QOSGrpGRES"), 100.0)]);
+
+    snap.now = 100.5;
+    let second = planner.plan(&snap);
+    assert_eq!(starts(&second, 2), vec![("gpu".into(), "g1".into())]);
+    let wait = second.iter().find(|d| d.job_id == 1).unwrap();
+    assert_eq!(wait.action, Action::Wait);
+    assert_eq!(wait.reason, "", "Slurm's reason must stay");
+    planner.observe(&[outcome(2, Ok(2), 100.5)]);
+
+    // After the back-off it is planned again, behind the running job.
+    snap.now = 100.0 + RETRY_AFTER + 0.1;
+    snap.pending = vec![gpu_job(1, "alice")];
+    let mut running = gpu_job(2, "bob");
+    running.running = Some(Placement {
+        partition: "gpu".into(),
+        node: "g1".into(),
+        start: 100.0,
+    });
+    snap.running = vec![running];
+    let third = planner.plan(&snap);
+    assert!(
+        third[0].reason.starts_with("fairmatch: queued"),
+        "{third:?}"
+    );
+}
+
+#[test]
+fn a_busy_node_refusal_is_retried_at_once() {
+    let mut planner = Planner::new(Config::default());
+    let mut snap = one_gpu(100.0);
+    snap.pending = vec![gpu_job(1, "alice")];
+    planner.plan(&snap);
+    planner.observe(&[outcome(1, Err("Resources"), 100.0)]);
+    snap.now = 100.1;
+    assert_eq!(starts(&planner.plan(&snap), 1).len(), 1);
+}
+
+#[test]
+fn every_pending_array_task_is_a_job_with_the_arrays_hints() {
+    let mut snap = cluster(0.0);
+    let mut array = job(7, "alice", "fairmatch: gpu=3s cpu=60s");
+    array.tasks = 3;
+    snap.pending = vec![array];
+    let mut planner = Planner::new(Config::default());
+    let d = planner.plan(&snap);
+    // Two GPUs: two tasks start there, the third waits for a GPU rather
+    // than take 60 s on a CPU.
+    let started = starts(&d, 7);
+    assert_eq!(started.len(), 2, "{d:?}");
+    assert!(started.iter().all(|(p, _)| p == "gpu"), "{started:?}");
+    assert!(d.iter().any(|x| x.job_id == 7 && x.action == Action::Wait));
+    // Each task that started is known by its own job id from then on.
+    planner.observe(&[outcome(7, Ok(70), 0.0), outcome(7, Ok(71), 0.0)]);
+}
+
+#[test]
+fn jobs_start_only_on_nodes_they_may_use() {
+    let mut snap = cluster(0.0);
+    let mut not_g1 = job(1, "alice", "fairmatch: gpu=1s cpu=5s");
+    not_g1.usable_nodes = Some(vec![0, 1, 3]);
+    // Fast on a GPU, but may use no GPU node: runs on a CPU.
+    let mut cpu_only = job(2, "bob", "fairmatch: gpu=1s cpu=5s");
+    cpu_only.usable_nodes = Some(vec![1]);
+    snap.pending = vec![not_g1, cpu_only];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert_eq!(starts(&d, 1), vec![("gpu".into(), "g2".into())]);
+    assert_eq!(starts(&d, 2), vec![("cpu".into(), "c2".into())]);
+}
+
+#[test]
+fn slots_held_by_other_work_or_reserved_are_not_given_out() {
+    let mut snap = cluster(0.0);
+    snap.nodes[2].foreign_gpus = 1; // g1: a multi-GPU job's
+    snap.nodes[3].reserved_from = Some(50.0); // g2: a 2-node job's, soon
+    snap.partitions[0].schedulable = false; // cpu: DOWN
+    snap.pending = vec![job(1, "alice", "fairmatch: gpu=1s cpu=5s")];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert!(starts(&d, 1).is_empty(), "{d:?}");
+    assert_eq!(d[0].action, Action::Wait);
+}
+
+#[test]
+fn a_job_that_asked_for_a_gpu_runs_only_on_gpus() {
+    let mut snap = cluster(0.0);
+    let mut j = job(1, "alice", "fairmatch: gpu=50s cpu=1s");
+    j.needs_gpu = true;
+    snap.pending = vec![j];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert_eq!(starts(&d, 1)[0].0, "gpu");
 }
