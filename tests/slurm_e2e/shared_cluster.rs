@@ -341,3 +341,53 @@ fn l_switching_back_to_backfill_leaves_jobs_as_submitted() {
         assert_eq!(j["JobState"], "COMPLETED", "{j:?}");
     }
 }
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn k_reconfigure_takes_effect_and_keeps_what_was_learned() {
+    let c = Cluster::start(&[], FAST);
+    // No hint, no time limit: its run time is learned.
+    let first = c.submit(&["-J", "learned", "-p", "cpu"], 1.0, 1.0);
+    c.wait_done(&[first], Duration::from_secs(30));
+    std::thread::sleep(Duration::from_secs(2)); // the finished-job scan
+
+    let reconfigure = |text: &str| {
+        std::fs::write(c.path().join("fairmatch.conf"), text).unwrap();
+        let t = Instant::now();
+        super::harness::run(c.cmd("scontrol").arg("reconfigure"));
+        t.elapsed().as_secs_f64()
+    };
+    let took = reconfigure("IntervalMs=100\nAlpha=0.5\nPartitions=gpu\n");
+    eprintln!("scontrol reconfigure took {took:.2} s");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !c.log().contains("reconfigured; alpha=0.5") {
+        assert!(Instant::now() < deadline, "{}", c.log_tail());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(c.log().contains("partitions=gpu"), "{}", c.log_tail());
+    // `cpu` is no longer fairmatch's: a job there is started as Slurm's.
+    let unmanaged = c.submit(&["-p", "cpu"], 1.0, 1.0);
+    c.wait_done(&[unmanaged], Duration::from_secs(30));
+    assert!(
+        c.log().contains(&format!(
+            "started JobId={unmanaged} first-come first-served"
+        )),
+        "{}",
+        c.log_tail()
+    );
+
+    // A bad file: clear errors, safe values, and jobs keep running. What
+    // was learned survives both reconfigures.
+    reconfigure("IntervalMs=100\nAlpha=7\nBogus=1\n");
+    let second = c.submit(&["-J", "learned", "-p", "cpu,gpu"], 1.0, 1.0);
+    c.wait_done(&[second], Duration::from_secs(30));
+    let log = c.log();
+    assert!(
+        log.contains("Alpha must be a number in (0, 1]"),
+        "{}",
+        c.log_tail()
+    );
+    assert!(log.contains("Bogus"), "{}", c.log_tail());
+    let note = c.admin_comment(second);
+    assert!(note.contains("cpu=1s (history)"), "history lost: {note}");
+}
