@@ -199,6 +199,11 @@ static bool _copy_pending(job_record_t *job_ptr, fm_job_t *j)
 	uint32_t tasks = _pending_tasks(job_ptr);
 	if (!tasks)
 		return false;
+	/* Limits that do not depend on where it runs (MaxJobsPerUser,
+	 * GrpJobs, ...): the job is not the plan's until they allow it.
+	 * This sets Slurm's reason. */
+	if (!acct_policy_job_runnable_pre_select(job_ptr, false))
+		return false;
 	/* Licenses are the scheduler's to check, not select_nodes()'s. */
 	if (license_job_test(job_ptr, time(NULL), true) != SLURM_SUCCESS) {
 		_set_slurm_reason(job_ptr, WAIT_LICENSES);

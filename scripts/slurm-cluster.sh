@@ -21,6 +21,10 @@
 #   --licenses L        Licenses= (e.g. lic:1), cluster-local licenses
 #   --memory MB         every node has MB of memory, and Slurm allocates
 #                       memory (CR_Core_Memory, 10 MB per CPU by default)
+#   --accounting        real accounting: MariaDB (Debian's mariadbd, on a
+#                       data dir under DIR and a loopback port) and
+#                       slurmdbd, started before slurmctld; limits and QOS
+#                       enforced; the cluster registered with sacctmgr
 #
 # CPU node ci has the feature "cpui", so tests can use --constraint.
 set -euo pipefail
@@ -31,7 +35,7 @@ shift 2
 
 stop() {
     local pids=()
-    for f in "$dir"/slurmd-*.pid "$dir"/slurmctld.pid; do
+    for f in "$dir"/slurmd-*.pid "$dir"/slurmctld.pid "$dir"/slurmdbd.pid "$dir"/mariadbd.pid; do
         [ -f "$f" ] && pids+=("$(cat "$f")")
     done
     [ ${#pids[@]} -eq 0 ] && return 0
@@ -52,7 +56,7 @@ stop() {
             kill -9 "$p" 2>/dev/null || true
         fi
     done
-    rm -f "$dir"/slurmd-*.pid "$dir"/slurmctld.pid
+    rm -f "$dir"/slurmd-*.pid "$dir"/slurmctld.pid "$dir"/slurmdbd.pid "$dir"/mariadbd.pid
 }
 
 if [ "$cmd" = stop ]; then
@@ -74,7 +78,7 @@ fi
 [ "$cmd" = start ] || { echo "usage: slurm-cluster.sh start|stop DIR [options]" >&2; exit 2; }
 
 sched=sched/fairmatch plugin_dir="" cpu_nodes=2 cpus=4 gpu_nodes=2 gpus=2 gpu_node_cpus=""
-sched_params="" fairmatch_conf="" licenses="" memory=""
+sched_params="" fairmatch_conf="" licenses="" memory="" accounting=""
 while [ $# -gt 0 ]; do
     case $1 in
         --sched) sched=$2 ;;
@@ -88,6 +92,7 @@ while [ $# -gt 0 ]; do
         --fairmatch-conf) fairmatch_conf=$2 ;;
         --licenses) licenses=$2 ;;
         --memory) memory=$2 ;;
+        --accounting) accounting=1; shift; continue ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift 2
@@ -96,6 +101,48 @@ gpu_node_cpus=${gpu_node_cpus:-$gpus}
 
 mkdir -p "$dir/state" "$dir/dev"
 dir=$(cd "$dir" && pwd)
+
+# MariaDB and slurmdbd for --accounting, on ports of this cluster's block.
+start_accounting() {
+    local db=$dir/db db_port=$((ctld_port + 90)) dbd_port=$((ctld_port + 91))
+    mkdir -p "$db"
+    mariadb-install-db --user=root --datadir="$db/data" --skip-test-db \
+        >"$db/install.log" 2>&1 || { cat "$db/install.log" >&2; exit 1; }
+    mariadbd --user=root --datadir="$db/data" --socket="$db/mysql.sock" \
+        --port="$db_port" --bind-address=127.0.0.1 --pid-file="$dir/mariadbd.pid" \
+        --log-error="$db/error.log" --skip-log-bin --innodb-buffer-pool-size=32M \
+        </dev/null >/dev/null 2>&1 &
+    local sql=(mariadb --socket="$db/mysql.sock" -uroot)
+    for _ in $(seq 150); do "${sql[@]}" -e 'select 1' >/dev/null 2>&1 && break; sleep 0.2; done
+    "${sql[@]}" -e "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'fairmatch';
+        GRANT ALL ON *.* TO 'slurm'@'127.0.0.1';" ||
+        { echo "MariaDB did not come up; see $db/error.log" >&2; exit 1; }
+    cat >"$dir/slurmdbd.conf" <<CONF
+AuthType=auth/none
+DbdHost=localhost
+DbdPort=$dbd_port
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=slurm
+StoragePass=fairmatch
+StorageLoc=slurm_acct_db
+LogFile=$dir/slurmdbd.log
+PidFile=$dir/slurmdbd.pid
+DebugLevel=info
+CONF
+    chmod 600 "$dir/slurmdbd.conf"
+    sed -i -e "s|^AccountingStorageType=.*|AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=localhost\nAccountingStoragePort=$dbd_port\nAccountingStorageEnforce=associations,limits,qos,safe\nAccountingStorageTRES=gres/gpu|" \
+        "$dir/slurm.conf"
+    SLURM_CONF=$dir/slurm.conf slurmdbd
+    for _ in $(seq 150); do
+        SLURM_CONF=$dir/slurm.conf sacctmgr -i -n show cluster >/dev/null 2>&1 && break
+        sleep 0.2
+    done
+    SLURM_CONF=$dir/slurm.conf sacctmgr -i add cluster fairmatch >/dev/null ||
+        { echo "slurmdbd did not come up; see $dir/slurmdbd.log" >&2; exit 1; }
+}
 debian_plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
 plugins=$debian_plugins
 [ -n "$plugin_dir" ] && plugins="$(cd "$plugin_dir" && pwd):$debian_plugins"
@@ -139,6 +186,9 @@ if [ -n "$memory" ]; then
 fi
 [ -z "$sched_params" ] && sed -i '/^SchedulerParameters=$/d' "$dir/slurm.conf"
 render "$here/slurm-conf/gres.conf" > "$dir/gres.conf"
+if [ -n "$accounting" ]; then
+    start_accounting
+fi
 if [ -n "$fairmatch_conf" ]; then cp "$fairmatch_conf" "$dir/fairmatch.conf"; fi
 export SLURM_CONF=$dir/slurm.conf
 

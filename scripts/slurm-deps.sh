@@ -5,7 +5,8 @@
 # tree (cached under $FAIRMATCH_CACHE, default /var/cache/fairmatch) are
 # reused.
 #
-# Debian packages: slurmctld, slurmd and slurm-client (never
+# Debian packages: slurmctld, slurmd, slurm-client, slurmdbd and
+# mariadb-server (the tests start their own instances; never
 # slurm-wlm-emulator: it switches slurmctld to a front-end build that
 # refuses a normal config), clang and libclang-dev for bindgen, dpkg-dev
 # for dpkg-source.
@@ -14,7 +15,7 @@ cache=${FAIRMATCH_CACHE:-/var/cache/fairmatch}
 log() { echo "slurm-deps: $*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-packages=(slurmctld slurmd slurm-client clang libclang-dev dpkg-dev)
+packages=(slurmctld slurmd slurm-client slurmdbd mariadb-server clang libclang-dev dpkg-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

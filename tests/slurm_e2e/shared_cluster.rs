@@ -391,3 +391,91 @@ fn k_reconfigure_takes_effect_and_keeps_what_was_learned() {
     let note = c.admin_comment(second);
     assert!(note.contains("cpu=1s (history)"), "history lost: {note}");
 }
+
+fn sacctmgr(c: &Cluster, args: &[&str]) {
+    super::harness::run(c.cmd("sacctmgr").arg("-i").args(args));
+}
+
+/// Job ids in state `st` among `ids`, from one squeue call.
+fn in_state(c: &Cluster, ids: &[u32], st: &str) -> Vec<u32> {
+    let out = super::harness::run(c.cmd("squeue").args(["-h", "-t", st, "-o", "%i"]));
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|s| s.parse().ok())
+        .filter(|id| ids.contains(id))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn m_qos_limits_hold_with_real_accounting() {
+    let c = Cluster::start(&["--accounting"], FAST);
+    sacctmgr(&c, &["add", "qos", "gpu1", "GrpTRES=gres/gpu=1"]);
+    sacctmgr(&c, &["add", "qos", "onejob", "MaxJobsPerUser=1"]);
+    sacctmgr(&c, &["modify", "user", "root", "set", "qos+=gpu1,onejob"]);
+    std::thread::sleep(Duration::from_secs(1)); // slurmctld hears of it
+
+    // GrpTRES=gres/gpu=1: GPU-fast jobs run on a GPU one at a time; the
+    // others wait with Slurm's reason and stay as submitted.
+    let gpu_jobs: Vec<u32> = (0..3)
+        .map(|_| {
+            c.submit(
+                &["-p", "cpu,gpu", "--qos=gpu1", "--comment", &hint(3.0, 60.0)],
+                3.0,
+                60.0,
+            )
+        })
+        .collect();
+    // MaxJobsPerUser=1: one at a time, the rest not even planned.
+    let one_jobs: Vec<u32> = (0..3)
+        .map(|_| {
+            c.submit(
+                &[
+                    "-p",
+                    "cpu",
+                    "--qos=onejob",
+                    "--comment",
+                    "fairmatch: cpu=2s",
+                ],
+                2.0,
+                2.0,
+            )
+        })
+        .collect();
+    let mut reasons: Vec<String> = Vec::new();
+    let mut most_gpu = 0;
+    let mut most_one = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let all: Vec<u32> = gpu_jobs.iter().chain(&one_jobs).copied().collect();
+    while !in_state(&c, &all, "PD,R").is_empty() {
+        assert!(Instant::now() < deadline, "{}", c.log_tail());
+        most_gpu = most_gpu.max(in_state(&c, &gpu_jobs, "R").len());
+        most_one = most_one.max(in_state(&c, &one_jobs, "R").len());
+        for id in in_state(&c, &all, "PD") {
+            let j = c.job(id);
+            if j.get("JobState").is_some_and(|s| s == "PENDING") {
+                let parts = if gpu_jobs.contains(&id) {
+                    "cpu,gpu"
+                } else {
+                    "cpu"
+                };
+                assert_as_submitted(&j, parts);
+                reasons.push(j["Reason"].clone());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    reasons.sort();
+    reasons.dedup();
+    eprintln!("QOS: at most {most_gpu} GPU job(s) and {most_one} MaxJobsPerUser job(s) ran at once; reasons {reasons:?}");
+    assert_eq!(most_gpu, 1, "GrpTRES=gres/gpu=1 broken");
+    assert_eq!(most_one, 1, "MaxJobsPerUser=1 broken");
+    assert!(reasons.iter().any(|r| r == "QOSGrpGRES"), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|r| r == "QOSMaxJobsPerUserLimit"),
+        "{reasons:?}"
+    );
+    for &id in &gpu_jobs {
+        assert_eq!(c.record(id).partition, "gpu", "job {id}");
+    }
+}
