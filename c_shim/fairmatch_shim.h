@@ -53,6 +53,10 @@ typedef struct {
 	const char *partitions;
 	uint32_t cpus;
 	int needs_gpu;           /* asked for one GPU itself */
+	/* Fair-share shares of the job's user and account associations
+	 * (sacctmgr's Fairshare=); 0 when unknown or inherited. */
+	double user_shares;
+	double account_shares;
 	double submit;
 	/* Pending only: nodes the job may use (--exclude, --nodelist,
 	 * --constraint, reservations), indices into fm_snapshot_t.nodes. */

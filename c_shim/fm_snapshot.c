@@ -82,6 +82,29 @@ static char *_user(job_record_t *job_ptr)
 	return xstrdup(name ? name : "");
 }
 
+static double _shares(slurmdb_assoc_rec_t *assoc)
+{
+	if (!assoc || assoc->shares_raw == SLURMDB_FS_USE_PARENT ||
+	    assoc->shares_raw == NO_VAL)
+		return 0;
+	return assoc->shares_raw;
+}
+
+/* The association tree's shares, where accounting keeps one. */
+static void _copy_shares(job_record_t *job_ptr, fm_job_t *j)
+{
+	assoc_mgr_lock_t locks = { .assoc = READ_LOCK };
+	assoc_mgr_lock(&locks);
+	slurmdb_assoc_rec_t *user = job_ptr->assoc_ptr;
+	if (user) {
+		j->user_shares = _shares(user);
+		if (user->usage)
+			j->account_shares =
+				_shares(user->usage->parent_assoc_ptr);
+	}
+	assoc_mgr_unlock(&locks);
+}
+
 static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 {
 	j->job_id = job_ptr->job_id;
@@ -213,6 +236,7 @@ static bool _copy_pending(job_record_t *job_ptr, fm_job_t *j)
 	if (!parts)
 		return false;
 	_copy_job(job_ptr, j);
+	_copy_shares(job_ptr, j);
 	j->tasks = tasks;
 	j->partitions = parts;
 	bitstr_t *ok = _usable_nodes(job_ptr);
@@ -355,6 +379,7 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 			    job_ptr->node_cnt == 1 && IS_JOB_RUNNING(job_ptr)) {
 				fm_job_t *j = &running[s->n_running++];
 				_copy_job(job_ptr, j);
+				_copy_shares(job_ptr, j);
 				j->partitions = xstrdup(job_ptr->partition);
 				j->run_partition =
 					xstrdup(job_ptr->part_ptr->name);

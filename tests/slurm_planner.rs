@@ -59,6 +59,8 @@ fn job(id: u32, user: &str, comment: &str) -> JobInfo {
         partitions: vec!["cpu".into(), "gpu".into()],
         cpus: 1,
         needs_gpu: false,
+        user_shares: None,
+        account_shares: None,
         submit: 1000.0 + f64::from(id),
         usable_nodes: None,
         running: None,
@@ -397,4 +399,51 @@ fn a_job_that_asked_for_a_gpu_runs_only_on_gpus() {
     snap.pending = vec![j];
     let d = Planner::new(Config::default()).plan(&snap);
     assert_eq!(starts(&d, 1)[0].0, "gpu");
+}
+
+#[test]
+fn fair_share_follows_the_association_trees_shares() {
+    // a runs on g1 and g2, b on g3; g4 is free and alpha 0.5 lets one
+    // account start. Unweighted, b (one GPU to a's two) gets it.
+    let plan = |a_shares: Option<f64>| {
+        let mut snap = cluster(100.0);
+        snap.nodes = (1..=4)
+            .map(|i| node(&format!("g{i}"), 1, "gpu:1"))
+            .collect();
+        snap.partitions = vec![PartitionInfo {
+            name: "gpu".into(),
+            nodes: vec![0, 1, 2, 3],
+            schedulable: true,
+        }];
+        let with = |id: u32, account: &str, shares: Option<f64>| {
+            let mut j = gpu_job(id, "someone");
+            j.account = account.into();
+            j.account_shares = shares;
+            j
+        };
+        let running = |id: u32, account: &str, node: &str, shares| {
+            let mut j = with(id, account, shares);
+            j.running = Some(Placement {
+                partition: "gpu".into(),
+                node: node.into(),
+                start: 95.0,
+            });
+            j
+        };
+        snap.running = vec![
+            running(1, "a", "g1", a_shares),
+            running(5, "a", "g2", a_shares),
+            running(2, "b", "g3", Some(1.0)),
+        ];
+        snap.pending = vec![with(4, "a", a_shares), with(3, "b", Some(1.0))];
+        let mut planner = Planner::new(Config {
+            alpha: 0.5,
+            fairshare_by: fairmatch::slurm::config::FairshareBy::Account,
+            ..Config::default()
+        });
+        let d = planner.plan(&snap);
+        [3, 4].into_iter().find(|&id| !starts(&d, id).is_empty())
+    };
+    assert_eq!(plan(None), Some(3), "unweighted: b, the least served");
+    assert_eq!(plan(Some(3.0)), Some(4), "a holds 3 shares to b's 1");
 }

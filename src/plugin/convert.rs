@@ -112,6 +112,8 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
             .collect(),
         cpus: j.cpus,
         needs_gpu: j.needs_gpu != 0,
+        user_shares: (j.user_shares > 0.0).then_some(j.user_shares),
+        account_shares: (j.account_shares > 0.0).then_some(j.account_shares),
         submit: j.submit,
         usable_nodes,
         running,

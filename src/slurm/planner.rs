@@ -201,13 +201,17 @@ impl Planner {
             .collect();
 
         let mut users: Vec<String> = Vec::new();
+        // A user's (or account's) weight is its fair-share shares in the
+        // association tree, where accounting keeps one; 1 otherwise.
+        let mut weights: Vec<f64> = Vec::new();
         let mut user_of = |job: &JobInfo| {
-            let key = match self.config.fairshare_by {
-                FairshareBy::User => &job.user,
-                FairshareBy::Account => &job.account,
+            let (key, shares) = match self.config.fairshare_by {
+                FairshareBy::User => (&job.user, job.user_shares),
+                FairshareBy::Account => (&job.account, job.account_shares),
             };
             users.iter().position(|u| u == key).unwrap_or_else(|| {
                 users.push(key.clone());
+                weights.push(shares.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0));
                 users.len() - 1
             })
         };
@@ -281,7 +285,6 @@ impl Planner {
                 .is_none_or(|nodes| nodes.contains(&node))
         };
 
-        let weights = vec![1.0; users.len()];
         let attained: Vec<f64> = users
             .iter()
             .map(|u| self.attained.get(u).copied().unwrap_or(0.0))

@@ -59,6 +59,10 @@ pub struct JobInfo {
     pub cpus: u32,
     /// The job itself asked for one GPU: only GPU partitions will do.
     pub needs_gpu: bool,
+    /// Fair-share shares (sacctmgr's `Fairshare=`) of the job's user and
+    /// account associations, where accounting has them.
+    pub user_shares: Option<f64>,
+    pub account_shares: Option<f64>,
     pub submit: f64,
     /// Pending jobs: the nodes it may use (`--exclude`, `--nodelist`,
     /// `--constraint`, reservations), as indices into [`Snapshot::nodes`].
