@@ -366,7 +366,12 @@ static void _easy_pass(bool include_managed, fm_reservation_t *resv)
 			if (!array || !job_ptr || !fm_startable(job_ptr))
 				break;
 		}
-		if (!started && job_ptr && !resv->nodes && !job_ptr->het_job_id)
+		/* Only a job that waits for nodes gets them reserved, not
+		 * one a limit or a license holds back. */
+		if (!started && job_ptr && !resv->nodes && !job_ptr->het_job_id &&
+		    (job_ptr->state_reason == WAIT_RESOURCES ||
+		     job_ptr->state_reason == WAIT_NO_REASON ||
+		     job_ptr->state_reason == WAIT_PRIORITY))
 			_reserve(job_ptr, resv);
 	}
 	FREE_NULL_LIST(queue);

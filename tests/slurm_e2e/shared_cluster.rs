@@ -479,3 +479,92 @@ fn m_qos_limits_hold_with_real_accounting() {
         assert_eq!(c.record(id).partition, "gpu", "job {id}");
     }
 }
+
+fn scontrol(c: &Cluster, args: &[&str]) {
+    super::harness::run(c.cmd("scontrol").args(args));
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn n_drains_partition_states_holds_dependencies_begin_and_reservations_hold() {
+    let c = Cluster::start(&[], FAST);
+    let gpu_fast = hint(1.0, 3.0);
+    let cpu_fast = hint(3.0, 1.0);
+
+    // A drained node gets nothing.
+    scontrol(&c, &["update", "nodename=g1", "state=drain", "reason=test"]);
+    let on_g2 = c.submit(&["-p", "cpu,gpu", "--comment", &gpu_fast], 1.0, 3.0);
+    // A DOWN partition starts nothing: CPU-fast, but only gpu is up.
+    scontrol(&c, &["update", "partitionname=cpu", "state=down"]);
+    let not_cpu = c.submit(&["-p", "cpu,gpu", "--comment", &cpu_fast], 3.0, 1.0);
+    c.wait_done(&[on_g2, not_cpu], Duration::from_secs(30));
+    scontrol(&c, &["update", "partitionname=cpu", "state=up"]);
+    assert_eq!(c.record(on_g2).node, "g2");
+    assert_eq!(c.record(not_cpu).partition, "gpu");
+
+    // An advanced reservation on g2: only its jobs may use it.
+    scontrol(
+        &c,
+        &[
+            "create",
+            "reservation",
+            "reservationname=r1",
+            "starttime=now",
+            "duration=5",
+            "nodes=g2",
+            "users=root",
+        ],
+    );
+    let outside = c.submit(&["-p", "cpu,gpu", "--comment", &gpu_fast], 1.0, 3.0);
+    let inside = c.submit(
+        &["-p", "cpu,gpu", "--reservation=r1", "--comment", &gpu_fast],
+        1.0,
+        3.0,
+    );
+    c.wait_done(&[outside, inside], Duration::from_secs(30));
+    assert_eq!(c.record(outside).partition, "cpu", "used the reservation");
+    assert_eq!(c.record(inside).node, "g2");
+
+    // Held, dependent and future jobs wait for their moment.
+    let held = c.submit(
+        &["--hold", "-p", "cpu,gpu", "--comment", &cpu_fast],
+        1.0,
+        1.0,
+    );
+    let first = c.submit(&["-p", "cpu", "--comment", "fairmatch: cpu=3s"], 3.0, 3.0);
+    let after = format!("afterok:{first}");
+    let dependent = c.submit(
+        &[
+            "-p",
+            "cpu,gpu",
+            "--dependency",
+            &after,
+            "--comment",
+            &cpu_fast,
+        ],
+        1.0,
+        1.0,
+    );
+    let begin_at = now() + 4.0;
+    let begin = format!("--begin={}", super::harness::local_time(begin_at.ceil()));
+    let future = c.submit(&["-p", "cpu,gpu", &begin, "--comment", &cpu_fast], 1.0, 1.0);
+    std::thread::sleep(Duration::from_secs(2));
+    let h = c.job(held);
+    assert_eq!(h["JobState"], "PENDING", "{h:?}");
+    assert!(h["Reason"].starts_with("JobHeld"), "{h:?}");
+    let released = now();
+    c.release(&[held]);
+    c.wait_done(&[held, first, dependent, future], Duration::from_secs(30));
+    assert!(
+        c.record(held).start >= released,
+        "held job ran before release"
+    );
+    assert!(
+        c.record(dependent).start >= c.record(first).end - 0.5,
+        "dependency broken"
+    );
+    assert!(
+        c.record(future).start >= begin_at.ceil() - 1.0,
+        "--begin broken"
+    );
+}
