@@ -114,6 +114,9 @@ typedef struct {
 	uint32_t job_id;           /* as in the decision */
 	uint32_t started_id;       /* the job that runs (an array task's own id) */
 	int32_t result;            /* FM_STARTED or FM_REFUSED */
+	/* FM_REFUSED: only because the node was not free yet (a job still
+	 * completing there, say); worth trying again at once. */
+	int32_t busy;
 	double at;
 	char reason[FM_TEXT];      /* FM_REFUSED: Slurm's words */
 } fm_outcome_t;

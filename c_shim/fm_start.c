@@ -121,12 +121,15 @@ static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 	}
 	d->exc_node_bitmap = exc;
 	job_ptr->part_ptr = part_ptr;
+	/* A refusal sets Slurm's own reason; ours must not stand for it. */
+	job_ptr->state_reason = WAIT_NO_REASON;
+	xfree(job_ptr->state_desc);
 
 	/* The main scheduler tests licenses itself before select_nodes(). */
 	if (license_job_test(job_ptr, time(NULL), true) != SLURM_SUCCESS) {
 		job_ptr->state_reason = WAIT_LICENSES;
 		xfree(job_ptr->state_desc);
-		rc = ESLURM_NODES_BUSY;
+		rc = ESLURM_ACCOUNTING_POLICY;
 	} else {
 		rc = select_nodes(job_ptr, false, NULL, NULL, false,
 				  SLURMDB_JOB_FLAG_SCHED);
@@ -156,6 +159,9 @@ static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 	} else {
 		job_ptr->part_ptr = saved_part;
 		_restore_gres(job_ptr, &gres);
+		if (job_ptr->state_reason == WAIT_NO_REASON)
+			job_ptr->state_reason = WAIT_RESOURCES;
+		last_job_update = time(NULL);
 	}
 	return rc;
 }
@@ -206,6 +212,8 @@ static void _refused(fm_outcome_t *o, job_record_t *job_ptr, int rc)
 	const char *why = (job_ptr && job_ptr->state_reason != WAIT_NO_REASON) ?
 		job_reason_string(job_ptr->state_reason) : slurm_strerror(rc);
 	o->result = FM_REFUSED;
+	o->busy = rc == ESLURM_NODES_BUSY ||
+		  (job_ptr && job_ptr->state_reason == WAIT_RESOURCES);
 	strlcpy(o->reason, why, sizeof(o->reason));
 }
 
@@ -225,6 +233,7 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 			o->at = fm_now();
 			if (!live) {
 				o->result = FM_REFUSED;
+				o->busy = 1;
 				strlcpy(o->reason, "job is no longer pending",
 					sizeof(o->reason));
 				continue;

@@ -4,7 +4,7 @@
 use fairmatch::slurm::config::Config;
 use fairmatch::slurm::planner::{Planner, RETRY_AFTER};
 use fairmatch::slurm::snapshot::{
-    Action, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Snapshot,
+    Action, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Refusal, Snapshot,
 };
 
 fn node(name: &str, cpus: u32, gres: &str) -> NodeInfo {
@@ -279,7 +279,10 @@ fn starts(decisions: &[fairmatch::slurm::snapshot::Decision], id: u32) -> Vec<(S
 fn outcome(job_id: u32, result: Result<u32, &str>, at: f64) -> Outcome {
     Outcome {
         job_id,
-        result: result.map_err(String::from),
+        result: result.map_err(|reason| Refusal {
+            reason: reason.into(),
+            busy: reason == "Resources",
+        }),
         at,
     }
 }

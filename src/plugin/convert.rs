@@ -5,7 +5,8 @@
 
 use super::raw;
 use crate::slurm::snapshot::{
-    Action, Decision, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Snapshot,
+    Action, Decision, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Refusal,
+    Snapshot,
 };
 use std::ffi::{c_char, CStr};
 
@@ -131,7 +132,10 @@ pub unsafe fn outcome(o: &raw::fm_outcome_t) -> Outcome {
         result: if o.result == raw::FM_STARTED as i32 {
             Ok(o.started_id)
         } else {
-            Err(reason)
+            Err(Refusal {
+                reason,
+                busy: o.busy != 0,
+            })
         },
         at: o.at,
     }

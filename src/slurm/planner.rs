@@ -26,14 +26,6 @@ use std::collections::{HashMap, HashSet, VecDeque};
 /// Seconds a job Slurm refused to start sits out of the plans.
 pub const RETRY_AFTER: f64 = 2.0;
 
-/// Refusals that say only that the chosen node was not free yet (a job
-/// still completing there, say): the job is planned again at once.
-const TRANSIENT: [&str; 3] = [
-    "Resources",
-    "chosen node or partition went away",
-    "job is no longer pending",
-];
-
 /// The matching's id for task `task` of Slurm job `job_id`: stable from one
 /// plan to the next, as stickiness needs.
 fn pending_id(job_id: u32, task: u32) -> usize {
@@ -140,11 +132,11 @@ impl Planner {
                         self.started.insert(*running_id, (o.at, slot));
                     }
                 }
-                Err(reason) => {
-                    log::debug!("job {} not started: {reason}", o.job_id);
+                Err(refusal) => {
+                    log::debug!("job {} not started: {}", o.job_id, refusal.reason);
                     // A node still busy is retried at once; a limit (QOS,
                     // association, licenses) holds for a while.
-                    if !TRANSIENT.contains(&reason.as_str()) {
+                    if !refusal.busy {
                         self.refused.insert(o.job_id, o.at + RETRY_AFTER);
                     }
                 }

@@ -117,8 +117,16 @@ pub struct Outcome {
     /// The job the decision named.
     pub job_id: u32,
     /// The job that runs (an array task has its own id), or the refusal.
-    pub result: Result<u32, String>,
+    pub result: Result<u32, Refusal>,
     pub at: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    /// Slurm's words (`QOSGrpGRES`, `Licenses`, `Resources`, ...).
+    pub reason: String,
+    /// Only the node was not free yet: worth trying again at once.
+    pub busy: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
