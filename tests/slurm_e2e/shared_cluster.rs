@@ -290,18 +290,24 @@ fn l_switching_back_to_backfill_leaves_jobs_as_submitted() {
     let c = Cluster::start(&["--memory", "1000"], FAST);
     let mut ids = memory_blockers(&c, 20.0);
     // Every CPU slot busy too.
-    for _ in 0..8 {
-        ids.push(c.submit(
-            &["-p", "cpu", "--comment", "fairmatch: cpu=20s"],
-            20.0,
-            20.0,
-        ));
+    let fillers: Vec<u32> = (0..8)
+        .map(|_| {
+            c.submit(
+                &["-p", "cpu", "--comment", "fairmatch: cpu=20s"],
+                20.0,
+                20.0,
+            )
+        })
+        .collect();
+    for &f in &fillers {
+        wait_state(&c, f, "RUNNING", Duration::from_secs(20));
     }
+    ids.extend(&fillers);
     // These wait: fairmatch tries them on a GPU, and Slurm refuses.
     let waiting: Vec<u32> = (0..3)
         .map(|_| {
             c.submit(
-                &["-p", "cpu,gpu", "--mem=500", "--comment", &hint(1.0, 1.0)],
+                &["-p", "cpu,gpu", "--mem=500", "--comment", &hint(1.0, 30.0)],
                 1.0,
                 1.0,
             )
