@@ -53,6 +53,12 @@ double fm_now(void);
 bool fm_manages(const char *partition);
 
 /* fm_snapshot.c: caller holds the cycle locks. */
+bool fm_is_gpu_one(const char *tres);
+/* The partitions the job may run in, as a new list (free it). */
+List fm_job_partitions(job_record_t *job_ptr);
+/* job_limits_check() for the job as if in `part_ptr`: WAIT_NO_REASON or
+ * Slurm's reason. */
+int fm_limits_in(job_record_t *job_ptr, part_record_t *part_ptr);
 bool fm_managed(job_record_t *job_ptr);
 bool fm_startable(job_record_t *job_ptr);
 void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,

@@ -14,7 +14,7 @@
 
 #include "fm_slurm.h"
 
-static bool _is_gpu_one(const char *tres)
+bool fmfm_is_gpu_one(const char *tres)
 {
 	return !xstrcmp(tres, "gres:gpu:1") || !xstrcmp(tres, "gres/gpu:1") ||
 	       !xstrcmp(tres, "gres/gpu=1");
@@ -45,7 +45,7 @@ static bool _modelled_shape(job_record_t *job_ptr)
 	if (d->min_nodes > 1 || d->max_nodes > 1)
 		return false;
 	if (job_ptr->tres_per_node && job_ptr->tres_per_node[0] &&
-	    !_is_gpu_one(job_ptr->tres_per_node))
+	    !fm_is_gpu_one(job_ptr->tres_per_node))
 		return false;
 	if ((job_ptr->tres_per_job && job_ptr->tres_per_job[0]) ||
 	    (job_ptr->tres_per_socket && job_ptr->tres_per_socket[0]) ||
@@ -115,7 +115,7 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 	j->comment = xstrdup(job_ptr->comment ? job_ptr->comment : "");
 	j->time_limit = _limit_seconds(job_ptr);
 	j->cpus = job_ptr->details ? job_ptr->details->min_cpus : 1;
-	j->needs_gpu = _is_gpu_one(job_ptr->tres_per_node);
+	j->needs_gpu = fm_is_gpu_one(job_ptr->tres_per_node);
 	j->submit = job_ptr->details ? job_ptr->details->submit_time : 0;
 }
 
@@ -144,26 +144,20 @@ static void _set_slurm_reason(job_record_t *job_ptr, int reason)
  * or NULL (and Slurm's reason set on the job) when there is none. */
 static char *_runnable_partitions(job_record_t *job_ptr)
 {
-	part_record_t *saved = job_ptr->part_ptr, *part_ptr;
-	List parts = job_ptr->part_ptr_list;
+	part_record_t *part_ptr;
 	int reason = WAIT_PART_CONFIG;
 	char *names = NULL;
-	ListIterator it = parts ? list_iterator_create(parts) : NULL;
-	part_record_t *only = parts ? NULL : saved;
+	List parts = fm_job_partitions(job_ptr);
 
-	while ((part_ptr = it ? list_next(it) : only)) {
-		only = NULL;
-		job_ptr->part_ptr = part_ptr;
-		int r = job_limits_check(&job_ptr, false);
+	while ((part_ptr = list_pop(parts))) {
+		int r = fm_limits_in(job_ptr, part_ptr);
 		if (r == WAIT_NO_REASON)
 			xstrfmtcat(names, "%s%s", names ? "," : "",
 				   part_ptr->name);
 		else
 			reason = r;
 	}
-	if (it)
-		list_iterator_destroy(it);
-	job_ptr->part_ptr = saved;
+	FREE_NULL_LIST(parts);
 	if (!names)
 		_set_slurm_reason(job_ptr, reason);
 	return names;

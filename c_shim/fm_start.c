@@ -13,12 +13,6 @@
 
 #include "fm_slurm.h"
 
-static bool _is_gpu_one(const char *tres)
-{
-	return !xstrcmp(tres, "gres:gpu:1") || !xstrcmp(tres, "gres/gpu:1") ||
-	       !xstrcmp(tres, "gres/gpu=1");
-}
-
 typedef struct {
 	bool changed;
 	char *tres_per_node;
@@ -38,7 +32,7 @@ static int _request_gpu(job_record_t *job_ptr, gres_saved_t *saved)
 	uint16_t ntasks_per_tres = NO_VAL16;
 	List gres = NULL;
 
-	if (_is_gpu_one(job_ptr->tres_per_node))
+	if (fm_is_gpu_one(job_ptr->tres_per_node))
 		return SLURM_SUCCESS;
 	if (d->mc_ptr && d->mc_ptr->ntasks_per_socket != INFINITE16)
 		ntasks_per_socket = d->mc_ptr->ntasks_per_socket;
@@ -288,16 +282,11 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 static int _start_anywhere(job_record_t *job_ptr, bitstr_t *avoid)
 {
 	int rc = ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE;
-	part_record_t *part_ptr, *saved = job_ptr->part_ptr;
-	List parts = job_ptr->part_ptr_list;
-	ListIterator it = parts ? list_iterator_create(parts) : NULL;
-	part_record_t *only = parts ? NULL : saved;
+	part_record_t *part_ptr;
+	List parts = fm_job_partitions(job_ptr);
 
-	while ((part_ptr = it ? list_next(it) : only)) {
-		only = NULL;
-		job_ptr->part_ptr = part_ptr;
-		int reason = job_limits_check(&job_ptr, false);
-		job_ptr->part_ptr = saved;
+	while ((part_ptr = list_pop(parts))) {
+		int reason = fm_limits_in(job_ptr, part_ptr);
 		if (reason != WAIT_NO_REASON) {
 			job_ptr->state_reason = reason;
 			xfree(job_ptr->state_desc);
@@ -307,8 +296,7 @@ static int _start_anywhere(job_record_t *job_ptr, bitstr_t *avoid)
 		if (rc == SLURM_SUCCESS)
 			break;
 	}
-	if (it)
-		list_iterator_destroy(it);
+	FREE_NULL_LIST(parts);
 	return rc;
 }
 
