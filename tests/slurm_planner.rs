@@ -450,3 +450,16 @@ fn fair_share_follows_the_association_trees_shares() {
     assert_eq!(plan(None), Some(3), "unweighted: b, the least served");
     assert_eq!(plan(Some(3.0)), Some(4), "a holds 3 shares to b's 1");
 }
+
+#[test]
+fn a_flavor_whose_slots_a_job_may_not_use_is_not_its_flavor() {
+    // g1 drained, g2 reserved for others (not in the job's usable nodes):
+    // a GPU-fast job must run on a CPU, not wait for g2 forever.
+    let mut snap = cluster(0.0);
+    snap.nodes[2].available = false;
+    let mut j = job(1, "alice", "fairmatch: gpu=1s cpu=3s");
+    j.usable_nodes = Some(vec![0, 1, 2]);
+    snap.pending = vec![j];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert_eq!(starts(&d, 1)[0].0, "cpu", "{d:?}");
+}

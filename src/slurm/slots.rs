@@ -27,7 +27,7 @@ pub struct SlotModel {
     pub flavors: Vec<Flavor>,
     /// Per flavor: its nodes have GPUs.
     pub gpu_flavor: Vec<bool>,
-    /// Per flavor: the partition's nodes.
+    /// Per flavor: the nodes that offer it slots now.
     pub flavor_nodes: Vec<Vec<usize>>,
     pub slots: Vec<Slot>,
 }
@@ -77,7 +77,9 @@ impl SlotModel {
                 slots: slots.len() - before,
             });
             gpu_flavor.push(gpu);
-            flavor_nodes.push(part.nodes.clone());
+            let mut with_slots: Vec<usize> = slots[before..].iter().map(|s| s.node).collect();
+            with_slots.dedup();
+            flavor_nodes.push(with_slots);
         }
         SlotModel {
             flavors,
