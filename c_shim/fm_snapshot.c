@@ -14,7 +14,26 @@
 
 #include "fm_slurm.h"
 
-bool fmfm_is_gpu_one(const char *tres)
+List fm_job_partitions(job_record_t *job_ptr)
+{
+	List parts = list_create(NULL);
+	if (job_ptr->part_ptr_list)
+		list_append_list(parts, job_ptr->part_ptr_list);
+	else if (job_ptr->part_ptr)
+		list_append(parts, job_ptr->part_ptr);
+	return parts;
+}
+
+int fm_limits_in(job_record_t *job_ptr, part_record_t *part_ptr)
+{
+	part_record_t *saved = job_ptr->part_ptr;
+	job_ptr->part_ptr = part_ptr;
+	int reason = job_limits_check(&job_ptr, false);
+	job_ptr->part_ptr = saved;
+	return reason;
+}
+
+bool fm_is_gpu_one(const char *tres)
 {
 	return !xstrcmp(tres, "gres:gpu:1") || !xstrcmp(tres, "gres/gpu:1") ||
 	       !xstrcmp(tres, "gres/gpu=1");

@@ -15,6 +15,14 @@ fi
 export SLURM_SRC_DIR
 cargo rustc --release --locked --lib --crate-type cdylib \
     --no-default-features --features plugin
+# Slurm's own symbols resolve inside slurmctld; ours must all be defined
+# here, or dlopen() refuses the plugin at start-up.
+missing=$(nm -D --undefined-only target/release/libfairmatch.so | awk '{print $2}' |
+    grep -E '^(fm_|fairmatch_)' || true)
+if [ -n "$missing" ]; then
+    echo "error: the plugin leaves its own symbols undefined: $missing" >&2
+    exit 1
+fi
 mkdir -p target/plugin
 # A new inode: a slurmctld still running the old file keeps its mapping.
 cp target/release/libfairmatch.so target/plugin/sched_fairmatch.so.new

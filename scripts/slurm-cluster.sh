@@ -201,8 +201,12 @@ done
 # Ready when every node is idle.
 total=$((cpu_nodes + gpu_nodes))
 for _ in $(seq 150); do
-    idle=$(sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 == "idle"' | sort -u | wc -l)
+    idle=$( (sinfo -h -N -o '%N %t' 2>/dev/null || true) | awk '$2 == "idle"' | sort -u | wc -l)
     [ "$idle" -ge "$total" ] && exit 0
+    # A controller that died at start-up (a plugin it cannot load, say).
+    if [ -f "$dir/slurmctld.pid" ] && ! kill -0 "$(cat "$dir/slurmctld.pid")" 2>/dev/null; then
+        break
+    fi
     sleep 0.2
 done
 echo "cluster in $dir did not come up; see $dir/slurmctld.log" >&2
