@@ -148,7 +148,15 @@ plugins=$debian_plugins
 [ -n "$plugin_dir" ] && plugins="$(cd "$plugin_dir" && pwd):$debian_plugins"
 
 # A port block of our own: the controller, then one port per node.
-base=$((20000 + RANDOM % 20000))
+# Below the kernel's ephemeral range (32768 up), so no client connection of
+# another test holds one of these ports; and none of them listening yet.
+port_busy() { grep -qi ":$(printf '%04X' "$1") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
+while :; do
+    base=$((10000 + RANDOM % 20000))
+    busy=0
+    for p in $(seq "$base" $((base + 100))); do port_busy "$p" && { busy=1; break; }; done
+    [ $busy = 0 ] && break
+done
 ctld_port=$base
 nodes="" gres="" cpu_list="" gpu_list="" port=$((base + 1))
 for i in $(seq "$cpu_nodes"); do
