@@ -37,6 +37,7 @@
 #include "src/slurmctld/node_scheduler.h"
 #include "src/slurmctld/reservation.h"
 #include "src/slurmctld/srun_comm.h"
+#include "src/slurmctld/state_save.h"
 
 #include "fairmatch_shim.h"
 
@@ -65,7 +66,8 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 		 time_t *last_finished_scan);
 void fm_free_snapshot(fm_snapshot_t *s);
 
-/* fm_start.c: caller holds the cycle locks. */
+/* fm_start.c: caller holds the cycle locks. Jobs started so far. */
+extern uint64_t fm_started_count;
 void fm_unmanaged_pass(fm_reservation_t *resv);
 size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 		const fm_reservation_t *resv, fm_outcome_t *outcomes);

@@ -13,6 +13,8 @@
 
 #include "fm_slurm.h"
 
+uint64_t fm_started_count = 0;
+
 typedef struct {
 	bool changed;
 	char *tres_per_node;
@@ -150,6 +152,7 @@ static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 	if (rc == SLURM_SUCCESS) {
 		_drop_saved_gres(&gres);
 		_launch(job_ptr);
+		fm_started_count++;
 	} else {
 		job_ptr->part_ptr = saved_part;
 		_restore_gres(job_ptr, &gres);

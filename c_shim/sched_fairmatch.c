@@ -176,6 +176,8 @@ static void _cycle(void)
 	struct timeval cycle_start, locked_start;
 	uint32_t locked_us;
 
+	uint64_t started_before = fm_started_count;
+
 	gettimeofday(&cycle_start, NULL);
 	gettimeofday(&locked_start, NULL);
 	lock_slurmctld(cycle_locks);
@@ -209,6 +211,12 @@ static void _cycle(void)
 	unlock_slurmctld(cycle_locks);
 	locked_us += _usec_since(&locked_start);
 	fm_free_reservation(&resv);
+	/* As the main scheduler does: a started job reaches the state save
+	 * now, not at the next periodic save, so it survives a crash. */
+	if (fm_started_count != started_before) {
+		schedule_node_save();
+		schedule_job_save();
+	}
 
 	if (n_outcomes)
 		fairmatch_rs_observe(outcomes, n_outcomes);
