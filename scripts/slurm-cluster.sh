@@ -5,9 +5,10 @@
 #
 #   slurm-cluster.sh start DIR [options]   prints nothing; SLURM_CONF=DIR/slurm.conf
 #   slurm-cluster.sh stop DIR             kills the daemons by pid
-#   slurm-cluster.sh restart-ctld DIR [--sched TYPE]
-#                       stops slurmctld (SIGTERM), optionally switches its
-#                       SchedulerType, and starts it again on the saved state
+#   slurm-cluster.sh restart-ctld DIR [--sched TYPE] [--kill]
+#                       stops slurmctld (SIGTERM, or SIGKILL: a crash),
+#                       optionally switches its SchedulerType, and starts it
+#                       again on the saved state
 #
 # Options for start:
 #   --sched TYPE        SchedulerType (default sched/fairmatch)
@@ -64,9 +65,17 @@ if [ "$cmd" = stop ]; then
     exit 0
 fi
 if [ "$cmd" = restart-ctld ]; then
-    [ "${1:-}" = --sched ] && sed -i "s|^SchedulerType=.*|SchedulerType=$2|" "$dir/slurm.conf"
+    signal=TERM
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --sched) sed -i "s|^SchedulerType=.*|SchedulerType=$2|" "$dir/slurm.conf"; shift ;;
+            --kill) signal=KILL ;;
+            *) echo "unknown option $1" >&2; exit 2 ;;
+        esac
+        shift
+    done
     pid=$(cat "$dir/slurmctld.pid")
-    kill "$pid"
+    kill -s "$signal" "$pid"
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
     slurmctld -f "$dir/slurm.conf"

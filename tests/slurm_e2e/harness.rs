@@ -202,6 +202,14 @@ impl Cluster {
         run(&mut cmd);
     }
 
+    /// SIGKILLs slurmctld (a crash) and starts it again on its saved state.
+    pub fn crash_controller(&self) {
+        run(Command::new(repo().join("scripts/slurm-cluster.sh"))
+            .arg("restart-ctld")
+            .arg(self.path())
+            .arg("--kill"));
+    }
+
     /// Every record job scripts left, by job id.
     pub fn records(&self) -> Vec<(u32, Record)> {
         let mut out = Vec::new();

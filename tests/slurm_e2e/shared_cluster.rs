@@ -574,3 +574,44 @@ fn n_drains_partition_states_holds_dependencies_begin_and_reservations_hold() {
         "--begin broken"
     );
 }
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn o_a_job_fairmatch_started_survives_a_controller_crash() {
+    let c = Cluster::start(&[], FAST);
+    // Eligible in 8 s: their submission is saved long before they start,
+    // and no RPC comes between the start and the crash, so only the start
+    // itself can have asked for the save that carries it.
+    let begin_at = (now() + 8.0).ceil();
+    let begin = format!("--begin={}", super::harness::local_time(begin_at));
+    let ids: Vec<u32> = (0..3)
+        .map(|_| {
+            c.submit(
+                &["-p", "cpu,gpu", &begin, "--comment", &hint(20.0, 20.0)],
+                20.0,
+                20.0,
+            )
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while in_state(&c, &ids, "R").len() < ids.len() {
+        assert!(Instant::now() < deadline, "{}", c.log_tail());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let started: Vec<String> = ids
+        .iter()
+        .map(|&id| c.job(id)["StartTime"].clone())
+        .collect();
+    // Slurm saves at most every 5 s after the previous save.
+    std::thread::sleep(Duration::from_secs(3));
+    c.crash_controller();
+    for (&id, start) in ids.iter().zip(&started) {
+        let j = c.job(id);
+        assert_eq!(j["JobState"], "RUNNING", "lost in the crash: {j:?}");
+        assert_eq!(&j["StartTime"], start, "started again: {j:?}");
+    }
+    c.wait_done(&ids, Duration::from_secs(60));
+    for &id in &ids {
+        assert_eq!(c.job(id)["JobState"], "COMPLETED");
+    }
+}
