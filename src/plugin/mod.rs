@@ -57,6 +57,14 @@ fn guarded<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Fault injection for the tests: with `FAIRMATCH_FAULT=plan` in
+/// slurmctld's environment every plan panics, which shows that no panic
+/// crosses into slurmctld and that the fallback keeps the cluster
+/// scheduling.
+fn injected_fault(what: &str) -> bool {
+    std::env::var("FAIRMATCH_FAULT").is_ok_and(|v| v == what)
+}
+
 /// Reads the configuration; a missing file means the documented defaults,
 /// a bad line a warning in the log and that key's default.
 fn load_config(path: &Path) -> Config {
@@ -159,6 +167,9 @@ pub unsafe extern "C" fn fairmatch_rs_plan(
     guarded("plan", -1, || {
         if snapshot.is_null() || (out.is_null() && cap > 0) {
             return -1;
+        }
+        if injected_fault("plan") {
+            panic!("injected fault (FAIRMATCH_FAULT=plan)");
         }
         let snap = convert::snapshot(&*snapshot);
         let mut state = STATE.lock();

@@ -67,6 +67,11 @@ impl Cluster {
     /// Starts a cluster; `options` go to slurm-cluster.sh, `fairmatch_conf`
     /// is the plugin's configuration file text.
     pub fn start(options: &[&str], fairmatch_conf: &str) -> Cluster {
+        Cluster::start_with_env(options, fairmatch_conf, &[])
+    }
+
+    /// As [`Cluster::start`], with extra environment for the daemons.
+    pub fn start_with_env(options: &[&str], fairmatch_conf: &str, env: &[(&str, &str)]) -> Cluster {
         let dir = tempfile::Builder::new()
             .prefix("fairmatch-slurm-")
             .tempdir()
@@ -84,7 +89,8 @@ impl Cluster {
             .arg(&plugins)
             .arg("--fairmatch-conf")
             .arg(&conf)
-            .args(options);
+            .args(options)
+            .envs(env.iter().copied());
         run(&mut cmd);
         Cluster { dir, script }
     }

@@ -615,3 +615,28 @@ fn o_a_job_fairmatch_started_survives_a_controller_crash() {
         assert_eq!(c.job(id)["JobState"], "COMPLETED");
     }
 }
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn p_a_failing_planner_leaves_the_cluster_scheduling() {
+    let c = Cluster::start_with_env(&[], FAST, &[("FAIRMATCH_FAULT", "plan")]);
+    let ids: Vec<u32> = (0..4)
+        .map(|_| c.submit(&["-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)], 1.0, 1.0))
+        .collect();
+    c.wait_done(&ids, Duration::from_secs(60));
+    assert!(c.controller_up(), "slurmctld died");
+    let log = c.log();
+    assert!(
+        log.contains("plan failed: injected fault"),
+        "{}",
+        c.log_tail()
+    );
+    for &id in &ids {
+        assert!(
+            log.contains(&format!("started JobId={id} first-come first-served")),
+            "{}",
+            c.log_tail()
+        );
+        assert_eq!(c.job(id)["JobState"], "COMPLETED");
+    }
+}
