@@ -383,13 +383,15 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 		if (fm_startable(job_ptr) && fm_managed(job_ptr)) {
 			if (_copy_pending(job_ptr, &pending[s->n_pending]))
 				s->n_pending++;
-		} else if (IS_JOB_COMPLETING(job_ptr)) {
-			/* Its nodes are not free until its epilog is done. */
-			_add_foreign(job_ptr, nodes);
-		} else if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr)) {
+		} else if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr) ||
+			   IS_JOB_COMPLETING(job_ptr)) {
+			/* A completing job keeps its slot until its epilog is
+			 * done: the slot is busy, not gone, so the model's
+			 * slots (and the plan's memory of them) stay put. */
 			if (_modelled_shape(job_ptr) && job_ptr->part_ptr &&
 			    fm_manages(job_ptr->part_ptr->name) &&
-			    job_ptr->node_cnt == 1 && IS_JOB_RUNNING(job_ptr)) {
+			    job_ptr->node_cnt == 1 && job_ptr->nodes &&
+			    !IS_JOB_SUSPENDED(job_ptr)) {
 				fm_job_t *j = &running[s->n_running++];
 				_copy_job(job_ptr, j);
 				_copy_shares(job_ptr, j);
@@ -401,10 +403,10 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 			} else {
 				_add_foreign(job_ptr, nodes);
 			}
-		} else if (IS_JOB_COMPLETE(job_ptr) && job_ptr->part_ptr &&
-			   job_ptr->start_time &&
-			   job_ptr->end_time >= scan_from &&
-			   job_ptr->end_time < scan_to) {
+		}
+		if (IS_JOB_COMPLETE(job_ptr) && job_ptr->part_ptr &&
+		    job_ptr->start_time && job_ptr->end_time >= scan_from &&
+		    job_ptr->end_time < scan_to) {
 			fm_finished_t *f = &finished[s->n_finished++];
 			f->user = _user(job_ptr);
 			f->name = xstrdup(job_ptr->name ? job_ptr->name : "");
