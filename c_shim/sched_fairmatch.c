@@ -208,8 +208,11 @@ static void _cycle(void)
 		else
 			fm_fallback();
 	}
-	unlock_slurmctld(cycle_locks);
 	locked_us += _usec_since(&locked_start);
+	uint32_t cycle_us = _usec_since(&cycle_start);
+	/* Still under the job write lock, as Slurm updates these. */
+	_record_stats(locked_us, cycle_us, queue_len, n_outcomes);
+	unlock_slurmctld(cycle_locks);
 	fm_free_reservation(&resv);
 	/* As the main scheduler does: a started job reaches the state save
 	 * now, not at the next periodic save, so it survives a crash. */
@@ -220,10 +223,6 @@ static void _cycle(void)
 
 	if (n_outcomes)
 		fairmatch_rs_observe(outcomes, n_outcomes);
-	uint32_t cycle_us = _usec_since(&cycle_start);
-	lock_slurmctld(cycle_locks);
-	_record_stats(locked_us, cycle_us, queue_len, n_outcomes);
-	unlock_slurmctld(cycle_locks);
 	debug("fairmatch: cycle %u us (%u us under slurmctld's locks), %u queued, %zu starts tried",
 	      cycle_us, locked_us, queue_len, n_outcomes);
 	xfree(decisions);
