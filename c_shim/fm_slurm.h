@@ -62,8 +62,10 @@ List fm_job_partitions(job_record_t *job_ptr);
 int fm_limits_in(job_record_t *job_ptr, part_record_t *part_ptr);
 bool fm_managed(job_record_t *job_ptr);
 bool fm_startable(job_record_t *job_ptr);
+/* `next_begin`: the earliest future begin time of a pending job, or 0.
+ * No update stamp moves when it passes, so the agent watches it. */
 void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
-		 time_t *last_finished_scan);
+		 time_t *last_finished_scan, time_t *next_begin);
 void fm_free_snapshot(fm_snapshot_t *s);
 
 /* fm_start.c: caller holds the cycle locks. Jobs started so far. */

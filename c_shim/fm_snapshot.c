@@ -355,7 +355,7 @@ static fm_partition_t *_copy_partitions(size_t *count)
 }
 
 void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
-		 time_t *last_finished_scan)
+		 time_t *last_finished_scan, time_t *next_begin)
 {
 	job_record_t *job_ptr;
 	/* Finished jobs are taken from [previous scan's second, this
@@ -368,6 +368,7 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 	s->now = fm_now();
 	time_t scan_to = (time_t) s->now;
 	*last_finished_scan = scan_to;
+	*next_begin = 0;
 
 	fm_node_t *nodes = _copy_nodes(resv);
 	s->nodes = nodes;
@@ -383,6 +384,11 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 		if (fm_startable(job_ptr) && fm_managed(job_ptr)) {
 			if (_copy_pending(job_ptr, &pending[s->n_pending]))
 				s->n_pending++;
+		} else if (IS_JOB_PENDING(job_ptr) && job_ptr->details &&
+			   job_ptr->details->begin_time > scan_to) {
+			time_t b = job_ptr->details->begin_time;
+			if (!*next_begin || b < *next_begin)
+				*next_begin = b;
 		} else if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr) ||
 			   IS_JOB_COMPLETING(job_ptr)) {
 			/* A completing job keeps its slot until its epilog is

@@ -38,6 +38,7 @@ static bool reload_config = true;
 /* The agent thread's own copies of the settings. */
 static fm_settings_t settings = { .interval_ms = 500 };
 static time_t last_finished_scan = 0;
+static time_t next_begin = 0; /* agent thread only */
 
 /* Copy and apply both need job and node write locks (select_nodes()). */
 static const slurmctld_lock_t cycle_locks = {
@@ -183,10 +184,11 @@ static void _cycle(void)
 	lock_slurmctld(cycle_locks);
 	if (!_scheduling_allowed()) {
 		unlock_slurmctld(cycle_locks);
+		next_begin = 0;
 		return;
 	}
 	fm_unmanaged_pass(&resv);
-	fm_snapshot(&snap, &resv, &last_finished_scan);
+	fm_snapshot(&snap, &resv, &last_finished_scan, &next_begin);
 	unlock_slurmctld(cycle_locks);
 	locked_us = _usec_since(&locked_start);
 
@@ -269,6 +271,7 @@ static void *_agent(void *arg)
 		if (!reloaded && !recent && seen_job == last_job_update &&
 		    seen_node == last_node_update &&
 		    seen_part == last_part_update &&
+		    (!next_begin || now < next_begin) &&
 		    difftime(now, last_cycle) < MAX_IDLE_SECONDS)
 			continue;
 		reloaded = false;

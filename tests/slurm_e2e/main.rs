@@ -51,12 +51,17 @@ fn b_allox_motivation_case() {
         FAST,
     );
     let jobs = [(40.0, 50.0), (40.0, 50.0), (40.0, 80.0), (40.0, 80.0)];
+    // All four must become eligible in the same cycle. `scontrol release`
+    // sends one RPC per job, and a 100 ms cycle once fell between them, so
+    // the jobs share one `--begin` instant instead.
+    let released = (now() + 3.0).ceil();
+    let at = format!("--begin={}", harness::local_time(released));
     let ids: Vec<u32> = jobs
         .iter()
         .map(|&(g, k)| {
             c.submit(
                 &[
-                    "--hold",
+                    at.as_str(),
                     "-p",
                     "cpu,gpu",
                     "--comment",
@@ -67,8 +72,7 @@ fn b_allox_motivation_case() {
             )
         })
         .collect();
-    let released = now();
-    c.release(&ids);
+    assert!(now() < released, "submitting took too long");
     c.wait_done(&ids, Duration::from_secs(60));
 
     let records: Vec<Record> = ids.iter().map(|&id| c.record(id)).collect();
