@@ -62,14 +62,27 @@ List fm_job_partitions(job_record_t *job_ptr);
 int fm_limits_in(job_record_t *job_ptr, part_record_t *part_ptr);
 bool fm_managed(job_record_t *job_ptr);
 bool fm_startable(job_record_t *job_ptr);
-/* `next_begin`: the earliest future begin time of a pending job, or 0.
- * No update stamp moves when it passes, so the agent watches it. */
+/* What the agent watches between snapshots. */
+typedef struct {
+	/* The earliest future begin time of a pending job, or 0: no update
+	 * stamp moves when it passes. */
+	time_t next_begin;
+	/* The latest end time of a finished job, and how many ended in that
+	 * second: a new ending is not durable until the state file has it. */
+	time_t last_end;
+	uint32_t ended_in_last;
+} fm_watch_t;
+
 void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
-		 time_t *last_finished_scan, time_t *next_begin);
+		 time_t *last_finished_scan, fm_watch_t *watch);
 void fm_free_snapshot(fm_snapshot_t *s);
 
 /* fm_start.c: caller holds the cycle locks. Jobs started so far. */
 extern uint64_t fm_started_count;
+/* Batch jobs allocated but not launched yet; launches them once the job
+ * state file holds their allocations. */
+size_t fm_deferred_count(void);
+size_t fm_launch_deferred(void);
 void fm_unmanaged_pass(fm_reservation_t *resv);
 size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 		const fm_reservation_t *resv, fm_outcome_t *outcomes);

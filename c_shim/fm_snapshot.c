@@ -355,7 +355,7 @@ static fm_partition_t *_copy_partitions(size_t *count)
 }
 
 void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
-		 time_t *last_finished_scan, time_t *next_begin)
+		 time_t *last_finished_scan, fm_watch_t *watch)
 {
 	job_record_t *job_ptr;
 	/* Finished jobs are taken from [previous scan's second, this
@@ -368,7 +368,7 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 	s->now = fm_now();
 	time_t scan_to = (time_t) s->now;
 	*last_finished_scan = scan_to;
-	*next_begin = 0;
+	memset(watch, 0, sizeof(*watch));
 
 	fm_node_t *nodes = _copy_nodes(resv);
 	s->nodes = nodes;
@@ -387,8 +387,8 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 		} else if (IS_JOB_PENDING(job_ptr) && job_ptr->details &&
 			   job_ptr->details->begin_time > scan_to) {
 			time_t b = job_ptr->details->begin_time;
-			if (!*next_begin || b < *next_begin)
-				*next_begin = b;
+			if (!watch->next_begin || b < watch->next_begin)
+				watch->next_begin = b;
 		} else if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr) ||
 			   IS_JOB_COMPLETING(job_ptr)) {
 			/* A completing job keeps its slot until its epilog is
@@ -409,6 +409,14 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 			} else {
 				_add_foreign(job_ptr, nodes);
 			}
+		}
+		if (IS_JOB_FINISHED(job_ptr)) {
+			if (job_ptr->end_time > watch->last_end) {
+				watch->last_end = job_ptr->end_time;
+				watch->ended_in_last = 0;
+			}
+			if (job_ptr->end_time == watch->last_end)
+				watch->ended_in_last++;
 		}
 		if (IS_JOB_COMPLETE(job_ptr) && job_ptr->part_ptr &&
 		    job_ptr->start_time && job_ptr->end_time >= scan_from &&

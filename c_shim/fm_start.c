@@ -15,6 +15,15 @@
 
 uint64_t fm_started_count = 0;
 
+/* Batch jobs allocated this cycle whose scripts wait for the state file
+ * to hold the allocation (fm_launch_deferred). */
+typedef struct {
+	uint32_t job_id;
+	time_t start_time;
+} deferred_t;
+static deferred_t *deferred = NULL;
+static size_t n_deferred = 0, cap_deferred = 0;
+
 typedef struct {
 	bool changed;
 	char *tres_per_node;
@@ -76,15 +85,47 @@ static void _drop_saved_gres(gres_saved_t *saved)
 	FREE_NULL_LIST(saved->gres_list_req);
 }
 
-/* After select_nodes() allocated the job: hand it to its srun or launch
- * its batch script, as the main scheduler does. */
+/* After select_nodes() allocated the job: hand it to its srun, as the
+ * main scheduler does, or queue its batch script for fm_launch_deferred().
+ * Slurm's state save trails by up to 5 s; a script launched before the
+ * file holds its allocation runs twice if slurmctld dies in between. */
 static void _launch(job_record_t *job_ptr)
 {
 	last_job_update = time(NULL);
-	if (job_ptr->batch_flag == 0)
+	if (job_ptr->batch_flag == 0) {
 		srun_allocate(job_ptr);
-	else if (!IS_JOB_CONFIGURING(job_ptr))
+	} else if (!IS_JOB_CONFIGURING(job_ptr)) {
+		if (n_deferred == cap_deferred) {
+			cap_deferred = cap_deferred ? 2 * cap_deferred : 64;
+			xrecalloc(deferred, cap_deferred, sizeof(deferred_t));
+		}
+		deferred[n_deferred++] = (deferred_t) {
+			.job_id = job_ptr->job_id,
+			.start_time = job_ptr->start_time,
+		};
+	}
+}
+
+size_t fm_deferred_count(void)
+{
+	return n_deferred;
+}
+
+size_t fm_launch_deferred(void)
+{
+	size_t launched = 0;
+	for (size_t i = 0; i < n_deferred; i++) {
+		job_record_t *job_ptr = find_job_record(deferred[i].job_id);
+		/* Cancelled or requeued meanwhile: Slurm has dealt with it. */
+		if (!job_ptr || !IS_JOB_RUNNING(job_ptr) ||
+		    IS_JOB_CONFIGURING(job_ptr) || !job_ptr->batch_flag ||
+		    job_ptr->start_time != deferred[i].start_time)
+			continue;
 		launch_job(job_ptr);
+		launched++;
+	}
+	n_deferred = 0;
+	return launched;
 }
 
 /*

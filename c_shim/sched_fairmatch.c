@@ -38,7 +38,11 @@ static bool reload_config = true;
 /* The agent thread's own copies of the settings. */
 static fm_settings_t settings = { .interval_ms = 500 };
 static time_t last_finished_scan = 0;
-static time_t next_begin = 0; /* agent thread only */
+/* Agent thread only: what the last snapshot saw, and the newest ending
+ * the state file is known to hold. */
+static fm_watch_t watch = { 0 };
+static time_t durable_end = 0;
+static uint32_t durable_ended = 0;
 
 /* Copy and apply both need job and node write locks (select_nodes()). */
 static const slurmctld_lock_t cycle_locks = {
@@ -170,6 +174,40 @@ static void _record_stats(uint32_t locked_us, uint32_t cycle_us,
 	s->bf_when_last_cycle = time(NULL);
 }
 
+/*
+ * Writes the job state file now, outside our locks (dump_all_job_state()
+ * takes its own), when this cycle allocated batch jobs or jobs ended since
+ * the last write; then launches the allocated scripts. Slurm's own save
+ * runs at most every 5 s: a start or an ending inside that window is lost
+ * if slurmctld dies, and the job then runs again. Started jobs reach the
+ * file before their scripts run; endings reach it within one cycle.
+ */
+static void _make_durable(void)
+{
+	bool ended = watch.last_end > durable_end ||
+		     (watch.last_end == durable_end &&
+		      watch.ended_in_last > durable_ended);
+	if (!fm_deferred_count() && !ended)
+		return;
+	struct timeval t;
+	gettimeofday(&t, NULL);
+	int rc = dump_all_job_state();
+	uint32_t dump_us = _usec_since(&t);
+	durable_end = watch.last_end;
+	durable_ended = watch.ended_in_last;
+	if (rc != SLURM_SUCCESS)
+		error("fairmatch: saving job state before launch failed: %s",
+		      slurm_strerror(rc));
+	if (!fm_deferred_count())
+		return;
+	schedule_node_save();
+	lock_slurmctld(cycle_locks);
+	size_t launched = fm_launch_deferred();
+	unlock_slurmctld(cycle_locks);
+	debug("fairmatch: job state saved in %u us, %zu batch scripts launched",
+	      dump_us, launched);
+}
+
 static void _cycle(void)
 {
 	fm_snapshot_t snap;
@@ -177,18 +215,16 @@ static void _cycle(void)
 	struct timeval cycle_start, locked_start;
 	uint32_t locked_us;
 
-	uint64_t started_before = fm_started_count;
-
 	gettimeofday(&cycle_start, NULL);
 	gettimeofday(&locked_start, NULL);
 	lock_slurmctld(cycle_locks);
 	if (!_scheduling_allowed()) {
 		unlock_slurmctld(cycle_locks);
-		next_begin = 0;
+		watch.next_begin = 0;
 		return;
 	}
 	fm_unmanaged_pass(&resv);
-	fm_snapshot(&snap, &resv, &last_finished_scan, &next_begin);
+	fm_snapshot(&snap, &resv, &last_finished_scan, &watch);
 	unlock_slurmctld(cycle_locks);
 	locked_us = _usec_since(&locked_start);
 
@@ -216,12 +252,7 @@ static void _cycle(void)
 	_record_stats(locked_us, cycle_us, queue_len, n_outcomes);
 	unlock_slurmctld(cycle_locks);
 	fm_free_reservation(&resv);
-	/* As the main scheduler does: a started job reaches the state save
-	 * now, not at the next periodic save, so it survives a crash. */
-	if (fm_started_count != started_before) {
-		schedule_node_save();
-		schedule_job_save();
-	}
+	_make_durable();
 
 	if (n_outcomes)
 		fairmatch_rs_observe(outcomes, n_outcomes);
@@ -271,7 +302,7 @@ static void *_agent(void *arg)
 		if (!reloaded && !recent && seen_job == last_job_update &&
 		    seen_node == last_node_update &&
 		    seen_part == last_part_update &&
-		    (!next_begin || now < next_begin) &&
+		    (!watch.next_begin || now < watch.next_begin) &&
 		    difftime(now, last_cycle) < MAX_IDLE_SECONDS)
 			continue;
 		reloaded = false;

@@ -9,6 +9,9 @@
 #                       stops slurmctld (SIGTERM, or SIGKILL: a crash),
 #                       optionally switches its SchedulerType, and starts it
 #                       again on the saved state
+#   slurm-cluster.sh kill-node DIR NODE   SIGKILLs NODE's slurmd and its job
+#                       steps (a node that dies)
+#   slurm-cluster.sh start-node DIR NODE  starts NODE's slurmd again
 #
 # Options for start:
 #   --sched TYPE        SchedulerType (default sched/fairmatch)
@@ -62,6 +65,38 @@ stop() {
 
 if [ "$cmd" = stop ]; then
     stop
+    exit 0
+fi
+# The job scripts (and their sleeps) running on node $1 of this cluster.
+node_jobs() {
+    for p in $(pgrep -x 'slurmstepd|bash|sleep|sh' || true); do
+        [ "$p" = $$ ] && continue
+        local env
+        env=$(tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" || true)
+        if grep -qxF "SLURMD_NODENAME=$1" <<<"$env" &&
+            grep -qxF "SLURM_CONF=$dir/slurm.conf" <<<"$env"; then
+            echo "$p"
+        fi
+    done
+}
+if [ "$cmd" = kill-node ]; then
+    node=${1:?usage: slurm-cluster.sh kill-node DIR NODE}
+    kill -9 "$(cat "$dir/slurmd-$node.pid")" 2>/dev/null || true
+    rm -f "$dir/slurmd-$node.pid"
+    # A dead machine takes its jobs with it: kill each job script's
+    # slurmstepd (its parent) and the script.
+    for p in $(node_jobs "$node"); do
+        parent=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null || true)
+        if [ -n "$parent" ] && [ "$(cat "/proc/$parent/comm" 2>/dev/null)" = slurmstepd ]; then
+            kill -9 "$parent" 2>/dev/null || true
+        fi
+        kill -9 "$p" 2>/dev/null || true
+    done
+    exit 0
+fi
+if [ "$cmd" = start-node ]; then
+    node=${1:?usage: slurm-cluster.sh start-node DIR NODE}
+    SLURM_CONF=$dir/slurm.conf slurmd -f "$dir/slurm.conf" -N "$node"
     exit 0
 fi
 if [ "$cmd" = restart-ctld ]; then

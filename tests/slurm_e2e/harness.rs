@@ -42,7 +42,8 @@ pub fn local_time(seconds: f64) -> String {
 }
 
 pub struct Cluster {
-    pub dir: tempfile::TempDir,
+    /// Taken out on drop when the cluster's files are to be kept.
+    dir: Option<tempfile::TempDir>,
     script: PathBuf,
 }
 
@@ -58,6 +59,7 @@ pub struct Record {
 const JOB_SCRIPT: &str = r#"#!/bin/bash
 # usage: job.sh RECORD_DIR GPU_SECONDS OTHER_SECONDS
 start=$(date +%s.%N)
+echo "$start" >> "$1/runs-$SLURM_JOB_ID"
 case "$SLURM_JOB_PARTITION" in gpu) d=$2 ;; *) d=$3 ;; esac
 sleep "$d"
 echo "$SLURM_JOB_PARTITION $SLURMD_NODENAME $start $(date +%s.%N)" > "$1/rec-$SLURM_JOB_ID"
@@ -92,11 +94,14 @@ impl Cluster {
             .args(options)
             .envs(env.iter().copied());
         run(&mut cmd);
-        Cluster { dir, script }
+        Cluster {
+            dir: Some(dir),
+            script,
+        }
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        self.dir.as_ref().expect("cluster dir").path()
     }
 
     pub fn cmd(&self, program: &str) -> Command {
@@ -187,6 +192,50 @@ impl Cluster {
         }
     }
 
+    /// How many times job `id`'s script started.
+    pub fn runs(&self, id: u32) -> usize {
+        std::fs::read_to_string(self.path().join(format!("runs-{id}")))
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    }
+
+    /// Kills node `node`'s slurmd (SIGKILL) and every job step on it.
+    pub fn kill_node(&self, node: &str) {
+        run(Command::new(repo().join("scripts/slurm-cluster.sh"))
+            .arg("kill-node")
+            .arg(self.path())
+            .arg(node));
+    }
+
+    /// Starts node `node`'s slurmd again.
+    pub fn start_node(&self, node: &str) {
+        run(Command::new(repo().join("scripts/slurm-cluster.sh"))
+            .arg("start-node")
+            .arg(self.path())
+            .arg(node));
+    }
+
+    /// `sinfo`'s short state of `node` (idle, mix, alloc, down*, drain...).
+    pub fn node_state(&self, node: &str) -> String {
+        let out = run(self.cmd("sinfo").args(["-h", "-N", "-n", node, "-o", "%t"]));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    }
+
+    /// Job ids among `ids` that squeue still lists (pending, running...).
+    pub fn live(&self, ids: &[u32]) -> Vec<u32> {
+        let out = run(self.cmd("squeue").args(["-h", "-o", "%i"]));
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .filter_map(|s| s.parse().ok())
+            .filter(|id| ids.contains(id))
+            .collect()
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.path().join("slurmctld.log")).unwrap_or_default()
     }
@@ -264,12 +313,36 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
+        // FAIRMATCH_KEEP_FAILED=1 keeps a failed test's cluster files, with
+        // the queue and the nodes as they were.
+        let keep = std::thread::panicking() && std::env::var_os("FAIRMATCH_KEEP_FAILED").is_some();
+        if keep {
+            let mut diag = String::new();
+            for (cmd, args) in [
+                ("squeue", &["-t", "all", "-o", "%i %T %r %P %N %S"][..]),
+                ("sinfo", &["-N", "-l"][..]),
+                ("sdiag", &[][..]),
+                ("scontrol", &["show", "job"][..]),
+            ] {
+                if let Ok(out) = self.cmd(cmd).args(args).output() {
+                    diag += &format!("$ {cmd} {}\n", args.join(" "));
+                    diag += &String::from_utf8_lossy(&out.stdout);
+                    diag += &String::from_utf8_lossy(&out.stderr);
+                }
+            }
+            let _ = std::fs::write(self.path().join("diag.txt"), diag);
+        }
         let _ = Command::new(repo().join("scripts/slurm-cluster.sh"))
             .arg("stop")
             .arg(self.path())
             .status();
         if std::thread::panicking() {
             eprintln!("slurmctld log tail:\n{}", self.log_tail());
+        }
+        if keep {
+            if let Some(dir) = self.dir.take() {
+                eprintln!("cluster files kept in {}", dir.keep().display());
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 //! scripts/test.sh installs everything and runs them with `--ignored`.
 
 mod harness;
+mod reliability;
 mod shared_cluster;
 
 use fairmatch::bundled::Bundled;
