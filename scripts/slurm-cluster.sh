@@ -25,6 +25,10 @@
 #   --licenses L        Licenses= (e.g. lic:1), cluster-local licenses
 #   --memory MB         every node has MB of memory, and Slurm allocates
 #                       memory (CR_Core_Memory, 10 MB per CPU by default)
+#   --slurmd-timeout S  SlurmdTimeout (default 30): a dead node is DOWN
+#                       after about S seconds
+#   --cred-expire S     AuthInfo=cred_expire=S: a requeued job waits S
+#                       seconds before it may start again (Slurm: 120)
 #   --accounting        real accounting: MariaDB (Debian's mariadbd, on a
 #                       data dir under DIR and a loopback port) and
 #                       slurmdbd, started before slurmctld; limits and QOS
@@ -123,6 +127,7 @@ fi
 
 sched=sched/fairmatch plugin_dir="" cpu_nodes=2 cpus=4 gpu_nodes=2 gpus=2 gpu_node_cpus=""
 sched_params="" fairmatch_conf="" licenses="" memory="" accounting=""
+slurmd_timeout="" cred_expire=""
 while [ $# -gt 0 ]; do
     case $1 in
         --sched) sched=$2 ;;
@@ -136,6 +141,8 @@ while [ $# -gt 0 ]; do
         --fairmatch-conf) fairmatch_conf=$2 ;;
         --licenses) licenses=$2 ;;
         --memory) memory=$2 ;;
+        --slurmd-timeout) slurmd_timeout=$2 ;;
+        --cred-expire) cred_expire=$2 ;;
         --accounting) accounting=1; shift; continue ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
@@ -236,6 +243,8 @@ if [ -n "$memory" ]; then
         -e 's/^SelectTypeParameters=.*/SelectTypeParameters=CR_Core_Memory/' "$dir/slurm.conf"
     echo "DefMemPerCPU=10" >> "$dir/slurm.conf"
 fi
+[ -n "$slurmd_timeout" ] && sed -i "s/^SlurmdTimeout=.*/SlurmdTimeout=$slurmd_timeout/" "$dir/slurm.conf"
+[ -n "$cred_expire" ] && echo "AuthInfo=cred_expire=$cred_expire" >> "$dir/slurm.conf"
 [ -z "$sched_params" ] && sed -i '/^SchedulerParameters=$/d' "$dir/slurm.conf"
 render "$here/slurm-conf/gres.conf" > "$dir/gres.conf"
 if [ -n "$accounting" ]; then

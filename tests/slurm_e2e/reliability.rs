@@ -164,3 +164,170 @@ fn q_every_job_completes_once_across_controller_restarts() {
         "backfill {backfill}, fairmatch {fairmatch}"
     );
 }
+
+fn wait_node(c: &Cluster, node: &str, want: &[&str], timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let st = c.node_state(node);
+        if want.iter().any(|w| st == *w) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{node} is {st}, not {want:?}\n{}",
+            c.log_tail()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// Submits `n` GPU-fast hinted jobs (GPU 2 s, elsewhere 12 s).
+fn gpu_fast(c: &Cluster, n: usize) -> Vec<u32> {
+    (0..n)
+        .map(|_| c.submit(&["-p", "cpu,gpu", "--comment", &hint(2.0, 12.0)], 2.0, 12.0))
+        .collect()
+}
+
+/// What a node's death and return did to a workload.
+struct NodeLoss {
+    tally: Tally,
+    /// Jobs that started on the node while Slurm had it DOWN or drained.
+    started_on_lost_node: usize,
+    /// Hinted jobs submitted after the node came back that ran on it.
+    used_again: usize,
+    /// The `--no-requeue` job's and the requeued job's final states.
+    no_requeue: String,
+    requeued: String,
+    requeued_runs: usize,
+}
+
+/// g1 dies (slurmd and its job scripts SIGKILLed) while it runs two jobs
+/// pinned to it: one `--no-requeue`, one requeueable. Hinted GPU-fast jobs
+/// keep coming; g1 comes back; then c1 is drained and resumed.
+fn node_loss_scenario(sched: &str) -> (NodeLoss, Cluster) {
+    let c = Cluster::start(
+        &[
+            "--sched",
+            sched,
+            "--slurmd-timeout",
+            "6",
+            "--cred-expire",
+            "5",
+        ],
+        FAST,
+    );
+    let pinned = ["-p", "gpu", "-w", "g1", "--gres=gpu:1"];
+    let no_requeue = c.submit(&[&pinned[..], &["--no-requeue"]].concat(), 20.0, 20.0);
+    let requeued = c.submit(&pinned, 4.0, 4.0);
+    for id in [no_requeue, requeued] {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while c.runs(id) == 0 {
+            assert!(Instant::now() < deadline, "{}", c.log_tail());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let mut ids = gpu_fast(&c, 4);
+    c.kill_node("g1");
+    let killed = now();
+    ids.extend(gpu_fast(&c, 4));
+    wait_node(&c, "g1", &["down*", "down"], Duration::from_secs(30));
+    ids.extend(gpu_fast(&c, 4));
+    std::thread::sleep(Duration::from_secs(2));
+    c.start_node("g1");
+    wait_node(&c, "g1", &["idle", "mix", "alloc"], Duration::from_secs(30));
+    let back = now();
+    let after_return = gpu_fast(&c, 4);
+    ids.extend(&after_return);
+
+    // Drain c1 with work on it; it finishes, nothing new starts there.
+    let on_c1 = c.submit(&["-p", "cpu", "-w", "c1"], 3.0, 3.0);
+    while c.runs(on_c1) == 0 {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    run(c
+        .cmd("scontrol")
+        .args(["update", "nodename=c1", "state=drain", "reason=test"]));
+    let drained = now();
+    let cpu_jobs: Vec<u32> = (0..6)
+        .map(|_| c.submit(&["-p", "cpu,gpu", "--comment", &hint(30.0, 2.0)], 30.0, 2.0))
+        .collect();
+    ids.extend(&cpu_jobs);
+    ids.push(on_c1);
+    c.wait_done(&cpu_jobs, Duration::from_secs(60));
+    run(c
+        .cmd("scontrol")
+        .args(["update", "nodename=c1", "state=resume"]));
+    let resumed = now();
+    let after_resume: Vec<u32> = (0..8)
+        .map(|_| c.submit(&["-p", "cpu,gpu", "--comment", &hint(30.0, 2.0)], 30.0, 2.0))
+        .collect();
+    ids.extend(&after_resume);
+
+    let mut tally = tally(&c, &ids, killed, Duration::from_secs(90));
+    // The requeued job waits out Slurm's credential window, then runs.
+    let mut requeued_state = String::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        requeued_state = states(&c).get(&requeued).cloned().unwrap_or_default();
+        if requeued_state == "COMPLETED" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let records = c.records();
+    let started = |id: &u32| {
+        records
+            .iter()
+            .find(|(j, _)| j == id)
+            .map(|(_, r)| r.clone())
+    };
+    let mut started_on_lost_node = 0;
+    for id in &ids {
+        if let Some(r) = started(id) {
+            let g1_down = r.node == "g1" && r.start > killed + 1.0 && r.start < back;
+            let c1_drained = r.node == "c1" && r.start > drained + 0.5 && r.start < resumed;
+            if g1_down || c1_drained {
+                started_on_lost_node += 1;
+            }
+        }
+    }
+    let used_again = after_return
+        .iter()
+        .chain(&after_resume)
+        .filter(|id| started(id).is_some_and(|r| r.node == "g1" || r.node == "c1"))
+        .count();
+    tally.restarts = 0;
+    let loss = NodeLoss {
+        tally,
+        started_on_lost_node,
+        used_again,
+        no_requeue: states(&c).get(&no_requeue).cloned().unwrap_or_default(),
+        requeued: requeued_state,
+        requeued_runs: c.runs(requeued),
+    };
+    (loss, c)
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn r_a_dead_or_drained_node_loses_only_what_slurm_says() {
+    for sched in ["sched/backfill", "sched/fairmatch"] {
+        let (loss, c) = node_loss_scenario(sched);
+        eprintln!(
+            "\nnode loss, {sched}: {}\n  started on a down/drained node {}, hinted jobs on the returned nodes {}, \
+             --no-requeue job {}, requeued job {} after {} runs",
+            loss.tally, loss.started_on_lost_node, loss.used_again, loss.no_requeue, loss.requeued, loss.requeued_runs
+        );
+        let t = &loss.tally;
+        assert!(t.perfect(), "{sched}: {t}\n{}", c.log_tail());
+        assert_eq!(loss.started_on_lost_node, 0, "{sched}");
+        assert_eq!(loss.no_requeue, "NODE_FAIL", "{sched}");
+        assert_eq!(loss.requeued, "COMPLETED", "{sched}");
+        assert_eq!(loss.requeued_runs, 2, "{sched}");
+        if sched == "sched/fairmatch" {
+            // GPU-fast jobs with g1 back: four GPUs, so two of them go to
+            // g1; CPU-fast jobs with c1 back: eight jobs, eight CPUs.
+            assert!(loss.used_again >= 2, "returned nodes unused");
+        }
+    }
+}
