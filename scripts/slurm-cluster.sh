@@ -73,7 +73,9 @@ if [ "$cmd" = stop ]; then
 fi
 # The job scripts (and their sleeps) running on node $1 of this cluster.
 node_jobs() {
-    for p in $(pgrep -x 'slurmstepd|bash|sleep|sh' || true); do
+    local d p
+    for d in /proc/[0-9]*; do
+        p=${d#/proc/}
         [ "$p" = $$ ] && continue
         local env
         env=$(tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" || true)
