@@ -119,6 +119,30 @@ static void _ensure_sched_params(void)
 
 /* Reads fairmatch.conf with no slurmctld lock held but the config read
  * lock for slurm.conf's path. */
+/* A listed partition slurm.conf does not define is reported; its name
+ * matches no job, so fairmatch manages the others and jobs of every other
+ * partition are started first come first served, as unmanaged ones. */
+static void _check_partitions(const char *slurm_conf_path)
+{
+	slurmctld_lock_t part_read = { .part = READ_LOCK };
+	int listed = 0, found = 0;
+	char *names = xstrdup(settings.partitions), *save = NULL;
+	lock_slurmctld(part_read);
+	for (char *p = strtok_r(names, ",", &save); p;
+	     p = strtok_r(NULL, ",", &save)) {
+		listed++;
+		if (find_part_record(p))
+			found++;
+		else
+			error("fairmatch: Partitions= names '%s', which %s does not define; managing the others",
+			      p, slurm_conf_path);
+	}
+	unlock_slurmctld(part_read);
+	xfree(names);
+	if (listed && !found)
+		error("fairmatch: no partition of Partitions= exists; every job is started first come first served with backfill");
+}
+
 static void _load_config(void)
 {
 	slurmctld_lock_t conf_read = { .conf = READ_LOCK };
@@ -131,6 +155,7 @@ static void _load_config(void)
 		settings = loaded;
 	if (settings.interval_ms == 0)
 		settings.interval_ms = 500;
+	_check_partitions(path);
 	xfree(path);
 }
 

@@ -70,7 +70,12 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
             )));
         }
         let name = f[1].to_string();
-        let arrival = parse_seconds(f[3], "arrival").map_err(at)? * unit;
+        let arrival = finite(
+            parse_seconds(f[3], "arrival").map_err(at)? * unit,
+            "arrival",
+            f[3],
+        )
+        .map_err(at)?;
         let user = *user_index.entry(f[4].to_string()).or_insert_with(|| {
             users.push(User {
                 name: f[4].to_string(),
@@ -96,8 +101,18 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
                 s[8]
             )));
         }
-        let cpu = parse_seconds(s[4], "cpuTime").map_err(at)? * unit;
-        let gpu = parse_seconds(s[7], "gpuTime").map_err(at)? * unit;
+        let cpu = finite(
+            parse_seconds(s[4], "cpuTime").map_err(at)? * unit,
+            "cpuTime",
+            s[4],
+        )
+        .map_err(at)?;
+        let gpu = finite(
+            parse_seconds(s[7], "gpuTime").map_err(at)? * unit,
+            "gpuTime",
+            s[7],
+        )
+        .map_err(at)?;
         let mut durations = vec![None; 2];
         durations[GPU] = Some(gpu);
         durations[CPU] = Some(cpu);
@@ -109,8 +124,10 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
                     .filter(|e| e.is_finite() && *e > -1.0)
                     .ok_or_else(|| at(format!("{what}: '{text}' must be a number > -1")))
             };
-            estimates[CPU] = Some(cpu * (1.0 + err(s[9], "cpuErr")?));
-            estimates[GPU] = Some(gpu * (1.0 + err(s[10], "gpuErr")?));
+            let cpu_est = cpu * (1.0 + err(s[9], "cpuErr")?);
+            let gpu_est = gpu * (1.0 + err(s[10], "gpuErr")?);
+            estimates[CPU] = Some(finite(cpu_est, "cpuTime with cpuErr", s[9]).map_err(at)?);
+            estimates[GPU] = Some(finite(gpu_est, "gpuTime with gpuErr", s[10]).map_err(at)?);
         }
 
         let (line, edges) = lines
@@ -134,6 +151,18 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
     Ok(Workload { users, jobs })
 }
 
+/// A time that overflowed when scaled (by the unit, or by an error
+/// factor) is refused rather than carried on as infinity.
+fn finite(seconds: f64, what: &str, text: &str) -> Result<f64, String> {
+    if seconds.is_finite() {
+        Ok(seconds)
+    } else {
+        Err(format!(
+            "{what}: '{text}' is too large (overflows in seconds)"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +172,22 @@ mod tests {
         cpu_slots: 8,
         seconds_per_unit: 60.0,
     };
+
+    #[test]
+    fn times_that_overflow_when_scaled_are_refused() {
+        for text in [
+            "1 j 1 1e307 u\n0 0 0 0 1 0 0 1 1\n0\n",
+            "1 j 1 0 u\n0 0 0 0 1 0 0 1e307 1\n0\n",
+            "1 j 1 0 u\n0 0 0 0 1 0 0 1e306 1 0 1e10\n0\n",
+        ] {
+            let e = parse("t", text, &OPTIONS).unwrap_err();
+            assert!(e.message.contains("too large"), "{e}");
+            assert_eq!(
+                e.line,
+                Some(if text.starts_with("1 j 1 1e") { 1 } else { 2 })
+            );
+        }
+    }
 
     #[test]
     fn reads_blocks_and_scales_time() {

@@ -400,6 +400,24 @@ fn k_reconfigure_takes_effect_and_keeps_what_was_learned() {
         note.contains("cpu=1s (history)") || note.contains("cpu=2s (history)"),
         "history lost: {note}"
     );
+
+    // A partition slurm.conf does not define: named in the log; with no
+    // listed partition left, every job is started first come first served.
+    reconfigure("IntervalMs=100\nPartitions=nosuch\n");
+    let third = c.submit(&["-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)], 1.0, 1.0);
+    c.wait_done(&[third], Duration::from_secs(30));
+    let log = c.log();
+    assert!(
+        log.contains("Partitions= names 'nosuch'")
+            && log.contains("no partition of Partitions= exists"),
+        "{}",
+        c.log_tail()
+    );
+    assert!(
+        log.contains(&format!("started JobId={third} first-come first-served")),
+        "{}",
+        c.log_tail()
+    );
 }
 
 fn sacctmgr(c: &Cluster, args: &[&str]) {

@@ -1,0 +1,214 @@
+//! Hostile input for the trace and cluster readers: AlloX's format, the
+//! workload CSV and the cluster YAML. Whatever the bytes, a reader returns
+//! a workload or an error that names the file; it never panics, and what it
+//! accepts holds only finite, non-negative times and users it can index.
+//! Each reader holds the whole file in memory (about its size again in
+//! parsed form); no reader limits the length of an input.
+//!
+//! The case count is a fixed budget for CI (`PROPTEST_CASES` overrides it):
+//! `PROPTEST_CASES=200000 cargo test --release --test trace_inputs_fuzz`
+//! runs longer by hand.
+
+use fairmatch::io::allox_format::{self, AlloxOptions};
+use fairmatch::io::{cluster_yaml, workload_csv};
+use fairmatch::model::{Cluster, Flavor, Workload};
+use proptest::prelude::*;
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000)
+}
+
+/// Numbers as traces write them, and as they should not.
+fn number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        8 => "[0-9]{1,6}",
+        8 => "[0-9]{1,4}\\.[0-9]{1,4}",
+        2 => "-?[0-9]{0,3}(\\.[0-9]*)?([eE][+-]?[0-9]{1,3})?",
+        1 => Just("1e308".to_string()),
+        1 => Just("1.7e308".to_string()),
+        1 => Just("NaN".to_string()),
+        1 => Just("inf".to_string()),
+        1 => Just("18446744073709551615".to_string()),
+        1 => Just("".to_string()),
+        1 => "\\PC{0,6}",
+    ]
+}
+
+/// A token of AlloX's format: fields, numbers, separators, comments, noise.
+fn allox_text() -> impl Strategy<Value = String> {
+    let token = prop_oneof![
+        4 => number(),
+        2 => Just(" ".to_string()),
+        2 => Just("\n".to_string()),
+        1 => Just("1".to_string()),
+        1 => Just("0".to_string()),
+        1 => Just("%".to_string()),
+        1 => Just("#".to_string()),
+        1 => Just("\u{feff}".to_string()),
+        1 => Just("\r\n".to_string()),
+        1 => "[a-z]{1,8}",
+    ];
+    let noise = prop::collection::vec(token, 0..200).prop_map(|v| v.concat());
+    // Well-formed jobs with hostile values, so the deep paths are reached.
+    let job = (number(), number(), number(), number(), "[a-z]{1,3}").prop_map(
+        |(arrival, cpu, gpu, err, user)| {
+            format!("1 j{arrival} 1 {arrival} {user}\n0 0 0 0 {cpu} 0 0 {gpu} 1 {err} {err}\n0\n")
+        },
+    );
+    let jobs = prop::collection::vec(job, 0..6).prop_map(|v| v.concat());
+    prop_oneof![
+        noise,
+        jobs,
+        (jobs_prefix(), "\\PC{0,40}").prop_map(|(a, b)| a + &b)
+    ]
+}
+
+fn jobs_prefix() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        (number(), number()).prop_map(|(a, t)| format!("1 j 1 {a} u\n0 0 0 0 {t} 0 0 {t} 1\n0\n")),
+        0..5,
+    )
+    .prop_map(|v| v.concat())
+}
+
+fn csv_text() -> impl Strategy<Value = String> {
+    let header = prop_oneof![
+        Just("job_id,user,arrival,duration_gpu,duration_cpu".to_string()),
+        Just("job_id,user,arrival,duration_gpu,duration_cpu,estimate_gpu,estimate_cpu".to_string()),
+        Just("\u{feff}job_id,user,arrival,duration_cpu,duration_gpu".to_string()),
+        Just("job_id,user,arrival,duration_tpu".to_string()),
+        "[a-z_,]{0,60}",
+    ];
+    let cell = prop_oneof![
+        number(),
+        "[a-z]{0,4}",
+        Just("\"".to_string()),
+        Just(",".to_string())
+    ];
+    let row = prop::collection::vec(cell, 0..9).prop_map(|v| v.join(","));
+    (header, prop::collection::vec(row, 0..30)).prop_map(|(h, rows)| {
+        let mut text = h;
+        for r in rows {
+            text.push('\n');
+            text.push_str(&r);
+        }
+        text
+    })
+}
+
+fn yaml_text() -> impl Strategy<Value = String> {
+    let flavor =
+        ("[a-z]{0,4}", number()).prop_map(|(n, s)| format!("  - name: {n}\n    slots: {s}\n"));
+    let user =
+        ("[a-z]{0,4}", number()).prop_map(|(n, w)| format!("  - name: {n}\n    weight: {w}\n"));
+    let structured = (
+        prop::collection::vec(flavor, 0..5),
+        prop::collection::vec(user, 0..5),
+        "\\PC{0,10}",
+    )
+        .prop_map(|(f, u, tail)| format!("flavors:\n{}users:\n{}{tail}", f.concat(), u.concat()));
+    let noise = prop::collection::vec(
+        prop_oneof![
+            Just("flavors:".to_string()),
+            Just("users:".to_string()),
+            Just("\n".to_string()),
+            Just("  - ".to_string()),
+            Just(": ".to_string()),
+            Just("&a ".to_string()),
+            Just("*a".to_string()),
+            Just("[".to_string()),
+            Just("{".to_string()),
+            number(),
+            "[a-z]{1,6}",
+        ],
+        0..80,
+    )
+    .prop_map(|v| v.concat());
+    prop_oneof![structured, noise]
+}
+
+fn two_flavors() -> Cluster {
+    Cluster {
+        flavors: vec![
+            Flavor {
+                name: "gpu".into(),
+                slots: 2,
+            },
+            Flavor {
+                name: "cpu".into(),
+                slots: 2,
+            },
+        ],
+    }
+}
+
+/// What every accepted workload must satisfy.
+fn check_workload(w: &Workload, flavors: usize, text: &str) {
+    for j in &w.jobs {
+        assert!(
+            j.user < w.users.len(),
+            "user index out of range from {text:?}"
+        );
+        assert!(
+            j.arrival.is_finite() && j.arrival >= 0.0,
+            "arrival {} from {text:?}",
+            j.arrival
+        );
+        assert_eq!(j.durations.len(), flavors);
+        assert_eq!(j.estimates.len(), flavors);
+        for t in j.durations.iter().chain(&j.estimates).flatten() {
+            assert!(t.is_finite() && *t >= 0.0, "time {t} from {text:?}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn allox_format_never_panics(text in allox_text(), minutes in any::<bool>()) {
+        let options = AlloxOptions {
+            gpu_slots: 2,
+            cpu_slots: 2,
+            seconds_per_unit: if minutes { 60.0 } else { 1.0 },
+        };
+        match allox_format::parse("t.txt", &text, &options) {
+            Ok(w) => check_workload(&w, 2, &text),
+            Err(e) => prop_assert_eq!(e.file, "t.txt"),
+        }
+    }
+
+    #[test]
+    fn workload_csv_never_panics(text in csv_text()) {
+        let weights = vec![("a".to_string(), 2.0)];
+        match workload_csv::parse("w.csv", &text, &two_flavors(), &weights) {
+            Ok(w) => check_workload(&w, 2, &text),
+            Err(e) => prop_assert_eq!(e.file, "w.csv"),
+        }
+    }
+
+    #[test]
+    fn cluster_yaml_never_panics(text in yaml_text()) {
+        match cluster_yaml::parse("c.yaml", &text) {
+            Ok(spec) => {
+                prop_assert!(!spec.cluster.flavors.is_empty());
+                for (_, w) in &spec.weights {
+                    prop_assert!(w.is_finite() && *w > 0.0, "weight {} from {:?}", w, text);
+                }
+            }
+            Err(e) => prop_assert_eq!(e.file, "c.yaml"),
+        }
+    }
+
+    #[test]
+    fn any_bytes_as_utf8_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+        let text = String::from_utf8_lossy(&bytes);
+        let options = AlloxOptions { gpu_slots: 1, cpu_slots: 1, seconds_per_unit: 1.0 };
+        let _ = allox_format::parse("t.txt", &text, &options);
+        let _ = workload_csv::parse("w.csv", &text, &two_flavors(), &[]);
+        let _ = cluster_yaml::parse("c.yaml", &text);
+    }
+}
