@@ -29,6 +29,7 @@
 #                       after about S seconds
 #   --cred-expire S     AuthInfo=cred_expire=S: a requeued job waits S
 #                       seconds before it may start again (Slurm: 120)
+#   --conf-line L       appends L (Key=Value) to slurm.conf; repeatable
 #   --accounting        real accounting: MariaDB (Debian's mariadbd, on a
 #                       data dir under DIR and a loopback port) and
 #                       slurmdbd, started before slurmctld; limits and QOS
@@ -129,7 +130,7 @@ fi
 
 sched=sched/fairmatch plugin_dir="" cpu_nodes=2 cpus=4 gpu_nodes=2 gpus=2 gpu_node_cpus=""
 sched_params="" fairmatch_conf="" licenses="" memory="" accounting=""
-slurmd_timeout="" cred_expire=""
+slurmd_timeout="" cred_expire="" conf_lines=()
 while [ $# -gt 0 ]; do
     case $1 in
         --sched) sched=$2 ;;
@@ -145,6 +146,7 @@ while [ $# -gt 0 ]; do
         --memory) memory=$2 ;;
         --slurmd-timeout) slurmd_timeout=$2 ;;
         --cred-expire) cred_expire=$2 ;;
+        --conf-line) conf_lines+=("$2") ;;
         --accounting) accounting=1; shift; continue ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
@@ -247,6 +249,7 @@ if [ -n "$memory" ]; then
 fi
 [ -n "$slurmd_timeout" ] && sed -i "s/^SlurmdTimeout=.*/SlurmdTimeout=$slurmd_timeout/" "$dir/slurm.conf"
 [ -n "$cred_expire" ] && echo "AuthInfo=cred_expire=$cred_expire" >> "$dir/slurm.conf"
+for line in "${conf_lines[@]}"; do echo "$line" >> "$dir/slurm.conf"; done
 [ -z "$sched_params" ] && sed -i '/^SchedulerParameters=$/d' "$dir/slurm.conf"
 render "$here/slurm-conf/gres.conf" > "$dir/gres.conf"
 if [ -n "$accounting" ]; then

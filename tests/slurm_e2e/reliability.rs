@@ -331,3 +331,139 @@ fn r_a_dead_or_drained_node_loses_only_what_slurm_says() {
         }
     }
 }
+
+/// `ave_time` (microseconds) of RPC `name` in `sdiag` output.
+fn rpc_ave_us(sdiag: &str, name: &str) -> Option<u64> {
+    let line = sdiag
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{name} ")))?;
+    let at = line.find("ave_time:")? + "ave_time:".len();
+    line[at..].split_whitespace().next()?.parse().ok()
+}
+
+/// What a burst did, with `sdiag`'s view of slurmctld's RPC latency.
+struct Burst {
+    tally: Tally,
+    submit_seconds: f64,
+    submit_us: Option<u64>,
+    complete_us: Option<u64>,
+    epilog_us: Option<u64>,
+    info_us: Option<u64>,
+    max_cycle_us: Option<u64>,
+}
+
+/// `n` zero-length jobs from 4 users, submitted by 4 concurrent sbatch
+/// streams as fast as sbatch returns; half of them hinted.
+fn burst_scenario(sched: &str, n: usize) -> (Burst, Cluster) {
+    let c = Cluster::start(
+        &[
+            "--sched",
+            sched,
+            "--cpus",
+            "8",
+            "--conf-line",
+            "MaxJobCount=50000",
+            "--conf-line",
+            "MinJobAge=3600",
+        ],
+        "",
+    );
+    let start = now();
+    let ids: Vec<u32> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                let c = &c;
+                s.spawn(move || {
+                    let account = format!("--account=user{w}");
+                    (0..n / 4 + usize::from(w < n % 4))
+                        .map(|i| {
+                            let mut args = vec![account.as_str(), "-p", "cpu,gpu"];
+                            let comment = hint(0.0, 0.0);
+                            if i % 2 == 0 {
+                                args.extend(["--comment", comment.as_str()]);
+                            }
+                            c.submit(&args, 0.0, 0.0)
+                        })
+                        .collect::<Vec<u32>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    let submit_seconds = now() - start;
+    assert_eq!(ids.len(), n);
+    // Count finished scripts from their records, not with squeue: polling
+    // slurmctld would add RPCs of our own to what is measured.
+    let deadline = Instant::now() + Duration::from_secs(1800);
+    let ended = |c: &Cluster| {
+        std::fs::read_dir(c.path())
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("rec-"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    while ended(&c) < n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    let sdiag = c.sdiag();
+    let tally = tally(&c, &ids, start, Duration::from_secs(60));
+    let burst = Burst {
+        tally,
+        submit_seconds,
+        submit_us: rpc_ave_us(&sdiag, "REQUEST_SUBMIT_BATCH_JOB"),
+        complete_us: rpc_ave_us(&sdiag, "REQUEST_COMPLETE_BATCH_SCRIPT"),
+        epilog_us: rpc_ave_us(&sdiag, "MESSAGE_EPILOG_COMPLETE"),
+        info_us: rpc_ave_us(&sdiag, "REQUEST_JOB_INFO"),
+        max_cycle_us: sdiag
+            .lines()
+            .find(|l| l.trim_start().starts_with("Max cycle:"))
+            .and_then(|l| l.split(':').nth(1))
+            .and_then(|v| v.trim().parse().ok()),
+    };
+    (burst, c)
+}
+
+/// `FAIRMATCH_BURST_JOBS` (default 10000) jobs at once, under backfill and
+/// then fairmatch.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn s_a_burst_of_jobs_loses_none() {
+    let n: usize = std::env::var("FAIRMATCH_BURST_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let show = |us: Option<u64>| us.map_or("-".to_string(), |v| format!("{v} us"));
+    eprintln!("\nburst of {n} jobs (4 sbatch streams, 4 users; 24 slots):");
+    eprintln!(
+        "  {:<16} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11}",
+        "scheduler",
+        "submit s",
+        "makespan",
+        "submit",
+        "complete",
+        "epilog",
+        "job info",
+        "max cycle"
+    );
+    for sched in ["sched/backfill", "sched/fairmatch"] {
+        let (b, c) = burst_scenario(sched, n);
+        eprintln!(
+            "  {:<16} {:>9.1} {:>9.1}s {:>10} {:>10} {:>10} {:>10} {:>11}",
+            sched,
+            b.submit_seconds,
+            b.tally.makespan,
+            show(b.submit_us),
+            show(b.complete_us),
+            show(b.epilog_us),
+            show(b.info_us),
+            show(b.max_cycle_us)
+        );
+        eprintln!("  {:<16} {}", "", b.tally);
+        assert!(b.tally.perfect(), "{sched}: {}\n{}", b.tally, c.log_tail());
+    }
+}
