@@ -43,4 +43,8 @@ step "build the plugin"
 scripts/build-plugin.sh
 
 step "Slurm end-to-end tests on a real multi-node cluster (several minutes)"
+# The burst test defaults to 10,000 jobs (about 40 minutes for both
+# schedulers on 2 cores); CI runs 2,000 of them. Set FAIRMATCH_BURST_JOBS
+# to run more.
+export FAIRMATCH_BURST_JOBS=${FAIRMATCH_BURST_JOBS:-2000}
 cargo test --locked --test slurm_e2e -- --ignored --test-threads=1 --nocapture
