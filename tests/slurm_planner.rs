@@ -109,6 +109,21 @@ fn motivation_case_sends_the_cpu_slow_jobs_to_gpus() {
 }
 
 #[test]
+fn zero_length_jobs_fill_every_free_slot_at_once() {
+    // To the matching a 0 s job costs nothing wherever it waits; planned
+    // at 1 s, each free slot takes one now (a burst of `true` jobs).
+    let mut snap = cluster(5000.0);
+    snap.pending = (1..=10)
+        .map(|id| job(id, "alice", "fairmatch: gpu=0s cpu=0s"))
+        .collect();
+    let decisions = Planner::new(Config::default()).plan(&snap);
+    let started = (1..=10)
+        .filter(|&id| placed(&decisions, id).is_some())
+        .count();
+    assert_eq!(started, 4, "{decisions:?}");
+}
+
+#[test]
 fn running_jobs_hold_their_slots_until_their_estimated_end() {
     let mut snap = cluster(100.0);
     let mut long = job(9, "carol", "fairmatch: gpu=1000s cpu=1000s");

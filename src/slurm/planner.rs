@@ -86,6 +86,12 @@ pub struct Planner {
     last_now: Option<f64>,
 }
 
+/// The least time a job is planned to hold its slot. Slurm counts whole
+/// seconds and a launch takes a fraction of one; and to the matching a
+/// zero-length job costs nothing wherever it waits, so a queue of them
+/// would be started one per cycle instead of one per free slot.
+pub const MIN_PLANNED_SECONDS: f64 = 1.0;
+
 /// Users (or accounts) remembered for attained service, at most.
 const MAX_USERS: usize = 10_000;
 
@@ -401,7 +407,7 @@ impl Planner {
                 if !job.partitions.contains(&f.name) || (job.needs_gpu && !gpu) || !reachable {
                     return None;
                 }
-                Some(if let Some(s) = hint.estimate(&f.name) {
+                let (s, source) = if let Some(s) = hint.estimate(&f.name) {
                     (s, Source::Hint)
                 } else if let Some(s) = job.time_limit {
                     (s, Source::TimeLimit)
@@ -409,7 +415,8 @@ impl Planner {
                     (s, Source::History)
                 } else {
                     (self.config.default_runtime, Source::Default)
-                })
+                };
+                Some((s.max(MIN_PLANNED_SECONDS), source))
             })
             .collect()
     }

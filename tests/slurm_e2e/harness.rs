@@ -315,7 +315,10 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         // FAIRMATCH_KEEP_FAILED=1 keeps a failed test's cluster files, with
         // the queue and the nodes as they were.
-        let keep = std::thread::panicking() && std::env::var_os("FAIRMATCH_KEEP_FAILED").is_some();
+        // FAIRMATCH_KEEP_ALL=1 keeps every cluster's files.
+        let keep = (std::thread::panicking()
+            && std::env::var_os("FAIRMATCH_KEEP_FAILED").is_some())
+            || std::env::var_os("FAIRMATCH_KEEP_ALL").is_some();
         if keep {
             let mut diag = String::new();
             for (cmd, args) in [
