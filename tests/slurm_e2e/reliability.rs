@@ -21,6 +21,11 @@ struct Tally {
     duplicated: usize,
     /// Still pending or running at the deadline.
     stuck: usize,
+    /// FAILED before its script started because slurmd deleted the script
+    /// as "vestigial" (slurmd's own race at high churn: a step socket not
+    /// yet listening, see `_step_connect` in Slurm's stepd_api.c). Counted
+    /// apart, and only with that line in the node's log.
+    slurmd_race: usize,
     restarts: usize,
     /// Seconds from the workload's start to its last job's end.
     makespan: f64,
@@ -28,7 +33,8 @@ struct Tally {
 
 impl Tally {
     fn perfect(&self) -> bool {
-        self.completed == self.submitted && self.lost + self.duplicated + self.stuck == 0
+        self.completed + self.slurmd_race == self.submitted
+            && self.lost + self.duplicated + self.stuck == 0
     }
 }
 
@@ -36,12 +42,13 @@ impl fmt::Display for Tally {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
-            "submitted {:>5}  completed {:>5}  lost {}  duplicated {}  stuck {}  restarts {}  makespan {:.1} s",
+            "submitted {:>5}  completed {:>5}  lost {}  duplicated {}  stuck {}  slurmd race {}  restarts {}  makespan {:.1} s",
             self.submitted,
             self.completed,
             self.lost,
             self.duplicated,
             self.stuck,
+            self.slurmd_race,
             self.restarts,
             self.makespan
         )
@@ -59,6 +66,23 @@ fn states(c: &Cluster) -> HashMap<u32, String> {
             Some((f.next()?.parse().ok()?, f.next()?.to_string()))
         })
         .collect()
+}
+
+/// Whether a node's slurmd log says it purged job `id`'s script.
+fn script_purged_by_slurmd(c: &Cluster, id: u32) -> bool {
+    let needle = "Purging vestigial job script";
+    let script = format!("/job{id:05}/slurm_script");
+    std::fs::read_dir(c.path()).is_ok_and(|d| {
+        d.flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.starts_with("slurmd-")
+                && name.ends_with(".log")
+                && std::fs::read_to_string(e.path()).is_ok_and(|log| {
+                    log.lines()
+                        .any(|l| l.contains(needle) && l.contains(&script))
+                })
+        })
+    })
 }
 
 /// Waits up to `timeout` for `ids` to leave the queue, then counts.
@@ -84,6 +108,7 @@ fn tally(c: &Cluster, ids: &[u32], since: f64, timeout: Duration) -> Tally {
                 t.makespan = t.makespan.max(c.record(id).end - since);
             }
             Some("COMPLETED") => {}
+            Some("FAILED") if runs == 0 && script_purged_by_slurmd(c, id) => t.slurmd_race += 1,
             _ => t.lost += 1,
         }
     }
