@@ -11,7 +11,7 @@
 
 use fairmatch::io::allox_format::{self, AlloxOptions};
 use fairmatch::io::{cluster_yaml, workload_csv};
-use fairmatch::model::{Cluster, Flavor, Workload};
+use fairmatch::model::{Cluster, Workload};
 use proptest::prelude::*;
 
 fn cases() -> u32 {
@@ -130,19 +130,13 @@ fn yaml_text() -> impl Strategy<Value = String> {
     prop_oneof![structured, noise]
 }
 
+/// gpu and cpu, 2 slots each: AlloX's own two flavors.
 fn two_flavors() -> Cluster {
-    Cluster {
-        flavors: vec![
-            Flavor {
-                name: "gpu".into(),
-                slots: 2,
-            },
-            Flavor {
-                name: "cpu".into(),
-                slots: 2,
-            },
-        ],
-    }
+    allox_format::cluster(&AlloxOptions {
+        gpu_slots: 2,
+        cpu_slots: 2,
+        seconds_per_unit: 1.0,
+    })
 }
 
 /// What every accepted workload must satisfy.
