@@ -102,12 +102,12 @@ proptest! {
             preferred: Vec::new(),
         };
         let optimum = brute::solve(&instance).unwrap().objective;
-        let outcomes = run(&s, &mut Allox::new(1.0), &EXACT);
+        let outcomes = run(&s, &mut Allox::new(1.0).unwrap(), &EXACT);
         let total: f64 = outcomes.iter().map(JobOutcome::jct).sum();
         prop_assert!((total - optimum).abs() < 1e-9, "AlloX total {} vs optimum {}", total, optimum);
         // Sticking to the first plan keeps it optimal: its remainder is
         // optimal for every later re-plan.
-        let mut sticky = Allox::new(1.0);
+        let mut sticky = Allox::new(1.0).unwrap();
         sticky.stickiness = 5.0;
         let total: f64 = run(&s, &mut sticky, &EXACT).iter().map(JobOutcome::jct).sum();
         prop_assert!((total - optimum).abs() < 1e-9, "sticky AlloX total {} vs optimum {}", total, optimum);
@@ -142,7 +142,7 @@ fn profiling_probes_delay_the_job_and_occupy_slots() {
         profile: true,
         job_overhead: 0.0,
     };
-    let out = simulate(&s, &mut Allox::new(1.0), &options, &mut |_| {}).unwrap();
+    let out = simulate(&s, &mut Allox::new(1.0).unwrap(), &options, &mut |_| {}).unwrap();
     let job = &out.jobs[0];
     // Probes of 3% run on both flavors in parallel; the longer one gates.
     assert!((job.start - 200.0 * PROBE_FRACTION).abs() < 1e-9, "{job:?}");
@@ -155,7 +155,7 @@ fn wrong_estimates_change_decisions_not_true_run_times() {
     // Estimates say flavor 1 is faster; in truth flavor 0 is.
     let mut s = scenario(&[1, 1], &[(0, 0.0, vec![Some(10.0), Some(50.0)])]);
     s.workload.jobs[0].estimates = vec![Some(100.0), Some(20.0)];
-    let o = run(&s, &mut Allox::new(1.0), &EXACT);
+    let o = run(&s, &mut Allox::new(1.0).unwrap(), &EXACT);
     assert_eq!(o[0].flavor, 1);
     assert_eq!(o[0].run(), 50.0);
 }
@@ -175,10 +175,10 @@ fn small_alpha_serves_the_least_served_user_first() {
             (1, 1.0, vec![Some(5.0)]),
         ],
     );
-    let fair = run(&s, &mut Allox::new(0.1), &EXACT);
+    let fair = run(&s, &mut Allox::new(0.1).unwrap(), &EXACT);
     assert_eq!(fair[3].start, 10.0, "{fair:?}");
     assert!(fair[3].start < fair[2].start, "{fair:?}");
-    let fast = run(&s, &mut Allox::new(1.0), &EXACT);
+    let fast = run(&s, &mut Allox::new(1.0).unwrap(), &EXACT);
     assert_eq!(fast[2].start, 10.0, "{fast:?}");
     assert!(fast[2].start < fast[3].start, "{fast:?}");
 }
@@ -189,7 +189,7 @@ fn identical_jobs_run_in_arrival_order() {
         .map(|i| (0, f64::from(i), vec![Some(10.0)]))
         .collect();
     let s = scenario(&[1], &jobs);
-    let o = run(&s, &mut Allox::new(1.0), &EXACT);
+    let o = run(&s, &mut Allox::new(1.0).unwrap(), &EXACT);
     let starts: Vec<f64> = o.iter().map(|j| j.start).collect();
     assert_eq!(starts, vec![0.0, 10.0, 20.0, 30.0]);
 }
@@ -202,7 +202,7 @@ fn ties_in_the_instant_score_go_to_the_least_served_user() {
     let mut jobs: Vec<_> = (0..6).map(|_| (0, 0.0, vec![Some(10.0)])).collect();
     jobs.push((1, 1.0, vec![Some(10.0)]));
     let s = scenario(&[2], &jobs);
-    let o = run(&s, &mut Allox::new(0.1), &EXACT);
+    let o = run(&s, &mut Allox::new(0.1).unwrap(), &EXACT);
     assert_eq!(o[6].start, 10.0, "{o:?}");
 }
 

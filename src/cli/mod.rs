@@ -71,10 +71,13 @@ pub struct SimulateArgs {
     /// AlloX once per value [default: 0.5 and 1].
     #[arg(short, long = "alpha", value_name = "A")]
     alphas: Vec<f64>,
-    /// Cap AlloX's candidate set at the N earliest eligible jobs, as
-    /// AlloX's N_max does. Default: no cap.
+    /// Cap AlloX's matching at N of the eligible jobs, as AlloX's N_max
+    /// does; --candidate-rule says which N. Default: no cap.
     #[arg(long, value_name = "N")]
     max_candidates: Option<usize>,
+    /// Which jobs --max-candidates keeps.
+    #[arg(long, value_enum, value_name = "RULE", default_value_t = CandidateRuleArg::Shortest)]
+    candidate_rule: CandidateRuleArg,
     /// AlloX re-plans at every event; with this many seconds of stickiness
     /// a job keeps the machine the previous plan gave it unless moving it
     /// gains more total JCT than that. Steadies plans against noise; the
@@ -187,6 +190,24 @@ impl From<SolverArg> for fairmatch::solver::SolverKind {
         match s {
             SolverArg::Fast => Self::Fast,
             SolverArg::Munkres => Self::Munkres,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CandidateRuleArg {
+    /// AlloX's rule: the shortest job on each flavor in turn (GPU, CPU,
+    /// GPU, ...).
+    Shortest,
+    /// The earliest arrivals.
+    Arrival,
+}
+
+impl From<CandidateRuleArg> for fairmatch::policy::candidates::CandidateRule {
+    fn from(r: CandidateRuleArg) -> Self {
+        match r {
+            CandidateRuleArg::Shortest => Self::Shortest,
+            CandidateRuleArg::Arrival => Self::Arrival,
         }
     }
 }

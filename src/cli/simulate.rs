@@ -77,7 +77,7 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
     let runs: Vec<Result<(RunReport, Vec<JobOutcome>), CliError>> = specs
         .par_iter()
         .map(|spec| {
-            let mut policy = make_policy(spec, &args);
+            let mut policy = make_policy(spec, &args)?;
             let bar = bars.add(ProgressBar::new(scenario.workload.jobs.len() as u64));
             bar.set_style(style.clone());
             bar.set_prefix(policy.label());
@@ -274,18 +274,21 @@ fn run_specs(args: &SimulateArgs) -> Result<Vec<RunSpec>, CliError> {
         .collect())
 }
 
-fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Box<dyn Policy> {
-    match spec.policy {
+fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, CliError> {
+    Ok(match spec.policy {
         PolicyArg::Allox => {
-            let mut allox = Allox::new(spec.alpha.expect("allox runs carry an alpha"));
+            let alpha = spec.alpha.expect("allox runs carry an alpha");
+            let mut allox =
+                Allox::new(alpha).map_err(|e| CliError::Input(format!("--alpha: {e}")))?;
             allox.max_candidates = args.max_candidates;
+            allox.candidate_rule = args.candidate_rule.into();
             allox.solver = args.solver.into();
             allox.stickiness = args.stickiness;
             Box::new(allox)
         }
         PolicyArg::Fifo => Box::new(Fifo),
         PolicyArg::Jsq => Box::new(Jsq),
-    }
+    })
 }
 
 fn report(

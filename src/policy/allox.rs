@@ -8,108 +8,228 @@
 //! one, divided by the user's weight. Only the `ceil(alpha * |U|)` users with
 //! the lowest score are eligible, where `U` is the set of users with pending
 //! jobs; ties go to the user with the least attained service (the score
-//! integrated over time), then to the lower index. If the matching starts nothing on an idle machine, alpha doubles
-//! for this decision and the matching is solved again, until every user is
-//! eligible. Alpha starts afresh at the next decision.
+//! integrated over time), then to the lower index. If the matching starts
+//! nothing on an idle machine, alpha doubles and the matching is solved
+//! again, until every user is eligible.
+//!
+//! One start at a time, as AlloX does: when several machines are idle at
+//! once, of the jobs matched to their first slots the one that arrived
+//! first starts, its user's score grows, and the eligible set is ranked again
+//! before the next start. Re-solving after every start is what AlloX does;
+//! we re-solve only when the candidate set changed. When it did not, the
+//! rest of the previous matching is still optimal: starting job `j` first
+//! on machine `m` turns `m` into a machine busy for `p_j`, and every
+//! assignment of the other jobs costs exactly `p_j` per job on `m` more in
+//! the new instance than it did with `j` fixed first on `m`, so the order
+//! of assignments does not change.
 
-use super::{by_arrival, usage_scores, PendingJob, Policy, PolicyError, Start, View};
+use super::candidates::{self, CandidateRule};
+use super::{by_arrival, job_share, usage_scores, PendingJob, Policy, PolicyError, Start, View};
 use crate::solver::{self, Instance, Machine, SolverKind};
 use std::collections::HashMap;
 
 #[derive(Clone, Debug)]
 pub struct Allox {
-    pub alpha: f64,
+    alpha: f64,
     /// AlloX's `N_max`: solve over at most this many of the eligible jobs,
-    /// the earliest arrivals first. `None` = no cap.
+    /// chosen by `candidate_rule`. `None` = no cap.
     pub max_candidates: Option<usize>,
+    pub candidate_rule: CandidateRule,
     pub solver: SolverKind,
     /// Seconds of total JCT a re-plan must gain to move a job off the
     /// machine the previous plan gave it. 0 (AlloX) re-plans freely; a
     /// little keeps plans steady when estimates and clocks jitter, which is
     /// what lets a simulator predict a real cluster job by job.
     pub stickiness: f64,
-    /// The previous plan: pending job id -> machine.
+    /// The previous plans: pending job id -> machine.
     planned: HashMap<usize, usize>,
 }
 
+/// The current matching inside one decision.
+struct Plan {
+    /// Candidate ids, sorted: what the matching was solved over, less the
+    /// jobs started since.
+    jobs: Vec<usize>,
+    /// Per machine, the pending ids in run order.
+    queues: Vec<Vec<usize>>,
+}
+
 impl Allox {
-    pub fn new(alpha: f64) -> Self {
-        Allox {
+    /// AlloX with fairness knob `alpha` in (0, 1]: 1 weighs every user's
+    /// jobs at once (least total JCT), smaller values only the least-served
+    /// users' jobs.
+    pub fn new(alpha: f64) -> Result<Self, PolicyError> {
+        check_alpha(alpha)?;
+        Ok(Allox {
             alpha,
             max_candidates: None,
+            candidate_rule: CandidateRule::default(),
             solver: SolverKind::Fast,
             stickiness: 0.0,
             planned: HashMap::new(),
+        })
+    }
+
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    pub fn set_alpha(&mut self, alpha: f64) -> Result<(), PolicyError> {
+        check_alpha(alpha)?;
+        self.alpha = alpha;
+        Ok(())
+    }
+
+    fn check(&self) -> Result<(), PolicyError> {
+        check_alpha(self.alpha)?;
+        if !(self.stickiness.is_finite() && self.stickiness >= 0.0) {
+            return Err(PolicyError::Parameter(format!(
+                "stickiness {} must be a finite number of seconds >= 0",
+                self.stickiness
+            )));
         }
+        Ok(())
+    }
+}
+
+fn check_alpha(alpha: f64) -> Result<(), PolicyError> {
+    if alpha > 0.0 && alpha <= 1.0 {
+        Ok(())
+    } else {
+        Err(PolicyError::Parameter(format!(
+            "alpha {alpha} must be in (0, 1]"
+        )))
     }
 }
 
 impl Policy for Allox {
     fn label(&self) -> String {
-        let mut label = format!("allox(a={})", self.alpha);
-        if let Some(n) = self.max_candidates {
-            label = format!("allox(a={},N={n})", self.alpha);
+        match self.max_candidates {
+            Some(n) if self.candidate_rule == CandidateRule::Shortest => {
+                format!("allox(a={},N={n})", self.alpha)
+            }
+            Some(n) => format!("allox(a={},N={n},{})", self.alpha, self.candidate_rule),
+            None => format!("allox(a={})", self.alpha),
         }
-        label
     }
 
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
-        if view.pending.is_empty() || view.idle_machines().next().is_none() {
+        self.check()?;
+        let mut idle: Vec<bool> = view.machines.iter().map(|m| m.idle).collect();
+        if view.pending.is_empty() || !idle.contains(&true) {
             return Ok(Vec::new());
         }
-        let scores = usage_scores(view);
-        let mut users: Vec<usize> = view.pending.iter().map(|j| j.user).collect();
-        users.sort_unstable();
-        users.dedup();
-        // Equal scores (typically: nothing running) go to the user with
-        // the least service so far, not to the lowest index: AlloX's
-        // instantaneous score alone would hand every simultaneous wave of
-        // free slots to the same user.
+        let by_id: HashMap<usize, &PendingJob> = view.pending.iter().map(|j| (j.id, j)).collect();
+        self.planned.retain(|id, _| by_id.contains_key(id));
+        let mut free_in: Vec<f64> = (0..view.machines.len()).map(|m| view.free_in(m)).collect();
+        let mut scores = usage_scores(view);
         let attained = |u: usize| view.attained.get(u).copied().unwrap_or(0.0);
-        users.sort_by(|&a, &b| {
-            scores[a]
-                .total_cmp(&scores[b])
-                .then(attained(a).total_cmp(&attained(b)))
-                .then(a.cmp(&b))
-        });
-
-        let queued = by_arrival(view.pending);
-        let mut alpha = self.alpha;
-        loop {
-            let eligible = ((alpha * users.len() as f64).ceil() as usize).clamp(1, users.len());
-            let chosen = &users[..eligible];
-            let candidates: Vec<&PendingJob> = queued
-                .iter()
-                .copied()
-                .filter(|j| chosen.contains(&j.user) && placeable(view, j))
-                .take(self.max_candidates.unwrap_or(usize::MAX))
-                .collect();
-            let starts = self.plan(view, &candidates)?;
-            if !starts.is_empty() || eligible == users.len() {
-                return Ok(starts);
-            }
-            alpha *= 2.0;
+        let mut usable = vec![false; view.flavors.len()];
+        for m in view.machines {
+            usable[m.flavor] = true;
         }
+        let mut left: Vec<&PendingJob> = by_arrival(view.pending)
+            .into_iter()
+            .filter(|j| {
+                j.estimates
+                    .iter()
+                    .zip(&usable)
+                    .any(|(e, &u)| u && e.is_some())
+            })
+            .collect();
+        let mut plan: Option<Plan> = None;
+        let mut starts = Vec::new();
+
+        'start: while !left.is_empty() && idle.contains(&true) {
+            let mut users: Vec<usize> = left.iter().map(|j| j.user).collect();
+            users.sort_unstable();
+            users.dedup();
+            // Equal scores (typically: nothing running) go to the user with
+            // the least service so far, not to the lowest index: AlloX's
+            // instantaneous score alone would hand every simultaneous wave
+            // of free slots to the same user.
+            users.sort_by(|&a, &b| {
+                scores[a]
+                    .total_cmp(&scores[b])
+                    .then(attained(a).total_cmp(&attained(b)))
+                    .then(a.cmp(&b))
+            });
+            let mut alpha = self.alpha;
+            loop {
+                let eligible = ((alpha * users.len() as f64).ceil() as usize).clamp(1, users.len());
+                let chosen = &users[..eligible];
+                let pool: Vec<&PendingJob> = left
+                    .iter()
+                    .copied()
+                    .filter(|j| chosen.contains(&j.user))
+                    .collect();
+                let cap = self.max_candidates.unwrap_or(usize::MAX);
+                let candidates = candidates::select(&pool, cap, self.candidate_rule, &usable);
+                let mut ids: Vec<usize> = candidates.iter().map(|j| j.id).collect();
+                ids.sort_unstable();
+                if plan.as_ref().is_none_or(|p| p.jobs != ids) {
+                    plan = Some(self.solve(view, &free_in, &idle, &candidates, ids)?);
+                }
+                let p = plan.as_mut().expect("just solved");
+                // Of the jobs the matching starts now, the one that has
+                // waited longest goes first (ties: the lower id).
+                let next = (0..idle.len())
+                    .filter(|&m| idle[m])
+                    .filter_map(|m| p.queues[m].first().map(|&job| (m, by_id[&job])))
+                    .min_by(|a, b| {
+                        a.1.arrival
+                            .total_cmp(&b.1.arrival)
+                            .then(a.1.id.cmp(&b.1.id))
+                    })
+                    .map(|(m, j)| (m, j.id));
+                if let Some((machine, job)) = next {
+                    let j = left.iter().position(|l| l.id == job).expect("a candidate");
+                    let started = left.remove(j);
+                    let flavor = view.machines[machine].flavor;
+                    let length = started.estimates[flavor].expect("matched to an allowed flavor");
+                    idle[machine] = false;
+                    free_in[machine] = length;
+                    scores[started.user] += job_share(view, &started.estimates, flavor)
+                        / view.user_weights[started.user];
+                    p.queues[machine].remove(0);
+                    p.jobs.retain(|&id| id != job);
+                    starts.push(Start { job, machine });
+                    continue 'start;
+                }
+                if eligible == users.len() {
+                    break 'start;
+                }
+                alpha *= 2.0;
+            }
+        }
+        Ok(starts)
     }
 }
 
 impl Allox {
-    /// Solves the matching over `candidates` and starts, on each idle
-    /// machine, the job matched to its first slot.
-    fn plan(
+    /// Solves the matching over `candidates` (`ids` are theirs, sorted),
+    /// with machines free in `free_in`.
+    fn solve(
         &mut self,
         view: &View<'_>,
+        free_in: &[f64],
+        idle: &[bool],
         candidates: &[&PendingJob],
-    ) -> Result<Vec<Start>, PolicyError> {
+        ids: Vec<usize>,
+    ) -> Result<Plan, PolicyError> {
+        let machines = view.machines.len();
         if candidates.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Plan {
+                jobs: ids,
+                queues: vec![Vec::new(); machines],
+            });
         }
         let instance = Instance {
             flavors: view.flavors.len(),
-            machines: (0..view.machines.len())
+            machines: (0..machines)
                 .map(|m| Machine {
                     flavor: view.machines[m].flavor,
-                    free_in: view.free_in(m),
+                    free_in: if idle[m] { 0.0 } else { free_in[m] },
                 })
                 .collect(),
             releases: candidates.iter().map(|j| j.arrival - view.now).collect(),
@@ -123,7 +243,7 @@ impl Allox {
                     .map(|j| {
                         self.planned
                             .get(&j.id)
-                            .filter(|&&m| m < view.machines.len())
+                            .filter(|&&m| m < machines)
                             .map(|&m| (m, self.stickiness))
                     })
                     .collect()
@@ -132,29 +252,16 @@ impl Allox {
             },
         };
         let solution = solver::solve(&instance, self.solver)?;
-        self.planned = candidates
-            .iter()
-            .zip(&solution.slots)
-            .map(|(j, s)| (j.id, s.machine))
+        for (j, s) in candidates.iter().zip(&solution.slots) {
+            self.planned.insert(j.id, s.machine);
+        }
+        let queues = solution
+            .queues(machines)
+            .into_iter()
+            .map(|q| q.into_iter().map(|c| candidates[c].id).collect())
             .collect();
-        let queues = solution.queues(view.machines.len());
-        Ok(view
-            .idle_machines()
-            .filter_map(|m| {
-                queues[m].first().map(|&c| Start {
-                    job: candidates[c].id,
-                    machine: m,
-                })
-            })
-            .collect())
+        Ok(Plan { jobs: ids, queues })
     }
-}
-
-/// Whether the job may use some flavor that has a machine.
-fn placeable(view: &View<'_>, job: &PendingJob) -> bool {
-    view.machines
-        .iter()
-        .any(|m| job.estimates[m.flavor].is_some())
 }
 
 #[cfg(test)]
@@ -217,7 +324,7 @@ mod tests {
             user_weights: &[1.0, 1.0],
             attained: &[],
         };
-        let starts = Allox::new(0.5).decide(&view).unwrap();
+        let starts = Allox::new(0.5).unwrap().decide(&view).unwrap();
         assert_eq!(starts, vec![Start { job: 1, machine: 1 }]);
     }
 
@@ -273,7 +380,7 @@ mod tests {
     }
 
     #[test]
-    fn candidate_cap_keeps_the_earliest_arrivals() {
+    fn candidate_cap_keeps_the_shortest_or_the_earliest_arrivals() {
         let flavors = flavors();
         let machines = [MachineView {
             flavor: 1,
@@ -291,11 +398,172 @@ mod tests {
             user_weights: &[1.0],
             attained: &[],
         };
-        // Uncapped, the short job goes first; capped at 1, only the first
-        // arrival is considered.
-        let mut allox = Allox::new(1.0);
+        // Uncapped, the short job goes first; capped at 1, AlloX's rule
+        // keeps the shortest, the arrival rule the first arrival.
+        let mut allox = Allox::new(1.0).unwrap();
         assert_eq!(allox.decide(&view).unwrap()[0].job, 1);
         allox.max_candidates = Some(1);
+        assert_eq!(allox.decide(&view).unwrap()[0].job, 1);
+        allox.candidate_rule = CandidateRule::Arrival;
         assert_eq!(allox.decide(&view).unwrap()[0].job, 0);
+    }
+
+    #[test]
+    fn slots_freeing_together_are_shared_as_scores_change() {
+        // Four users with three jobs each, four idle GPUs, alpha 1/4: one
+        // matching over one user's jobs would fill every GPU with that
+        // user's jobs; ranking again after each start gives each user one.
+        let flavors = vec![Flavor {
+            name: "gpu".into(),
+            slots: 4,
+        }];
+        let machines: Vec<MachineView> = (0..4)
+            .map(|_| MachineView {
+                flavor: 0,
+                free_at: 0.0,
+                idle: true,
+            })
+            .collect();
+        let pending: Vec<PendingJob> = (0..12)
+            .map(|i| PendingJob {
+                id: i,
+                user: i / 3,
+                arrival: 0.0,
+                estimates: vec![Some(10.0 + i as f64)],
+            })
+            .collect();
+        let view = View {
+            now: 0.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &[],
+            user_weights: &[1.0; 4],
+            attained: &[],
+        };
+        let starts = Allox::new(0.25).unwrap().decide(&view).unwrap();
+        let mut users: Vec<usize> = starts.iter().map(|s| pending[s.job].user).collect();
+        users.sort_unstable();
+        assert_eq!(users, vec![0, 1, 2, 3]);
+        // At alpha 1 the matching alone decides: the four shortest jobs.
+        let starts = Allox::new(1.0).unwrap().decide(&view).unwrap();
+        let mut jobs: Vec<usize> = starts.iter().map(|s| s.job).collect();
+        jobs.sort_unstable();
+        assert_eq!(jobs, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn bad_parameters_are_errors_not_loops() {
+        for alpha in [0.0, -1.0, f64::NAN, 1.5, f64::INFINITY] {
+            assert!(Allox::new(alpha).is_err(), "alpha {alpha}");
+        }
+        let mut allox = Allox::new(0.5).unwrap();
+        assert!(allox.set_alpha(f64::NAN).is_err());
+        assert_eq!(allox.alpha(), 0.5);
+        allox.stickiness = f64::NAN;
+        let flavors = flavors();
+        let machines = [MachineView {
+            flavor: 0,
+            free_at: 0.0,
+            idle: true,
+        }];
+        let pending = [job(0, 0, Some(1.0), None)];
+        let view = View {
+            now: 0.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &[],
+            user_weights: &[1.0],
+            attained: &[],
+        };
+        assert!(matches!(
+            allox.decide(&view),
+            Err(PolicyError::Parameter(_))
+        ));
+    }
+
+    /// AlloX as its authors run it: one matching per start, re-solved
+    /// from scratch after every start, with the view updated in between.
+    fn one_start_per_matching(alpha: f64, view: &View<'_>) -> Vec<Start> {
+        let mut machines = view.machines.to_vec();
+        let mut pending = view.pending.to_vec();
+        let mut running = view.running.to_vec();
+        let mut starts = Vec::new();
+        loop {
+            let v = View {
+                machines: &machines,
+                pending: &pending,
+                running: &running,
+                ..view.clone()
+            };
+            let Some(&first) = Allox::new(alpha).unwrap().decide(&v).unwrap().first() else {
+                return starts;
+            };
+            let i = pending.iter().position(|j| j.id == first.job).unwrap();
+            let job = pending.remove(i);
+            let m = &mut machines[first.machine];
+            m.idle = false;
+            m.free_at = view.now + job.estimates[m.flavor].unwrap();
+            running.push(RunningJob {
+                id: job.id,
+                user: job.user,
+                machine: first.machine,
+                started: view.now,
+                estimates: job.estimates,
+            });
+            starts.push(first);
+        }
+    }
+
+    proptest::proptest! {
+        /// Reusing the matching while the candidate set stays the same
+        /// starts exactly what re-solving after every start does. Each
+        /// machine has a flavor of its own: two machines of one flavor
+        /// make ties (swapping the jobs at equal positions costs nothing),
+        /// and ties may break either way in either method.
+        #[test]
+        fn reusing_the_matching_equals_resolving_after_every_start(
+            alpha in proptest::sample::select(vec![0.1, 0.25, 0.5, 1.0]),
+            busy in proptest::collection::vec(proptest::option::of(1.0..50.0f64), 1..6),
+            jobs in proptest::collection::vec(
+                (0..4usize, 0.0..5.0f64, proptest::collection::vec(
+                    proptest::option::of(1.0..90.0f64), 6)),
+                1..12,
+            ),
+        ) {
+            let flavors: Vec<Flavor> = (0..busy.len())
+                .map(|f| Flavor { name: format!("f{f}"), slots: 1 })
+                .collect();
+            let machines: Vec<MachineView> = busy
+                .iter()
+                .enumerate()
+                .map(|(i, b)| MachineView {
+                    flavor: i,
+                    free_at: 5.0 + b.unwrap_or(0.0),
+                    idle: b.is_none(),
+                })
+                .collect();
+            let pending: Vec<PendingJob> = jobs
+                .iter()
+                .enumerate()
+                .map(|(id, (user, arrival, times))| {
+                    let mut estimates = times[..busy.len()].to_vec();
+                    estimates[0] = estimates[0].or(Some(40.0 + id as f64 * 0.731)); // placeable
+                    PendingJob { id, user: *user, arrival: *arrival, estimates }
+                })
+                .collect();
+            let view = View {
+                now: 5.0,
+                flavors: &flavors,
+                machines: &machines,
+                pending: &pending,
+                running: &[],
+                user_weights: &[1.0, 2.0, 1.0, 0.5],
+                attained: &[3.0, 0.0, 1.0],
+            };
+            let reused = Allox::new(alpha).unwrap().decide(&view).unwrap();
+            proptest::prop_assert_eq!(reused, one_start_per_matching(alpha, &view));
+        }
     }
 }

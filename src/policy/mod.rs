@@ -5,6 +5,7 @@
 //! estimates, so the same code can run in the simulator and inside Slurm.
 
 pub mod allox;
+pub mod candidates;
 pub mod fifo;
 pub mod jsq;
 
@@ -91,19 +92,26 @@ impl View<'_> {
 pub fn usage_scores(view: &View<'_>) -> Vec<f64> {
     let mut scores = vec![0.0; view.user_weights.len()];
     for job in view.running {
-        let used = job.estimates[view.machines[job.machine].flavor];
-        let best = best_flavor(&job.estimates, view.flavors);
-        if let (Some(used), Some((fbest, pbest))) = (used, best) {
-            let ds_best = 1.0 / view.flavors[fbest].slots as f64;
-            // A zero-length estimate on the used flavor is as fast as it gets.
-            let discount = if used > 0.0 { pbest / used } else { 1.0 };
-            scores[job.user] += ds_best * discount;
-        }
+        scores[job.user] += job_share(view, &job.estimates, view.machines[job.machine].flavor);
     }
     for (s, w) in scores.iter_mut().zip(view.user_weights) {
         *s /= w;
     }
     scores
+}
+
+/// One job's part of its user's [`usage_scores`] when it runs on `flavor`,
+/// before the user's weight: `DS_best * p_best / p_used`.
+pub fn job_share(view: &View<'_>, estimates: &[Option<f64>], flavor: usize) -> f64 {
+    match (estimates[flavor], best_flavor(estimates, view.flavors)) {
+        (Some(used), Some((fbest, pbest))) => {
+            let ds_best = 1.0 / view.flavors[fbest].slots as f64;
+            // A zero-length estimate on the used flavor is as fast as it gets.
+            let discount = if used > 0.0 { pbest / used } else { 1.0 };
+            ds_best * discount
+        }
+        _ => 0.0,
+    }
 }
 
 /// Start pending job `job` (a [`PendingJob::id`]) on `machine` now.
@@ -128,6 +136,8 @@ pub trait Policy {
 #[derive(Clone, Debug, PartialEq)]
 pub enum PolicyError {
     Solver(SolveError),
+    /// A parameter out of its range (alpha, stickiness).
+    Parameter(String),
 }
 
 impl From<SolveError> for PolicyError {
@@ -140,6 +150,7 @@ impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PolicyError::Solver(e) => write!(f, "solver failed: {e}"),
+            PolicyError::Parameter(e) => f.write_str(e),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! reported and its default kept, so a broken file never stops slurmctld.
 
 use super::hints::parse_duration;
+use crate::policy::candidates::CandidateRule;
 
 /// Whom fairness compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,6 +18,9 @@ pub struct Config {
     pub alpha: f64,
     /// AlloX's `N_max`; `None` = no cap.
     pub max_candidates: Option<usize>,
+    /// Which jobs the cap keeps: AlloX's shortest per flavor in turn, or
+    /// the earliest arrivals.
+    pub candidate_rule: CandidateRule,
     /// Seconds a re-plan must gain to move a planned job to another node.
     pub stickiness: f64,
     pub fairshare_by: FairshareBy,
@@ -42,6 +46,7 @@ impl Default for Config {
         Config {
             alpha: 1.0,
             max_candidates: Some(DEFAULT_MAX_CANDIDATES),
+            candidate_rule: CandidateRule::Shortest,
             stickiness: 1.0,
             fairshare_by: FairshareBy::User,
             cpus_per_slot: 0,
@@ -98,6 +103,9 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
                 .map_err(|_| "MaxCandidates must be a whole number (0 = no cap)")?;
             config.max_candidates = (n > 0).then_some(n);
         }
+        "candidaterule" => {
+            config.candidate_rule = value.parse()?;
+        }
         "stickiness" => {
             config.stickiness = match value.parse::<f64>() {
                 Ok(s) if s.is_finite() && s >= 0.0 => s,
@@ -151,11 +159,12 @@ mod tests {
         let (c, w) = parse(
             "f.conf",
             "# comment\nAlpha=0.25\nmaxcandidates=50\nFairshareBy=account\nCpusPerSlot=4\n\
-             DefaultRuntime=1h\nIntervalMs=100 # fast\nPartitions=cpu, gpu\n",
+             DefaultRuntime=1h\nIntervalMs=100 # fast\nPartitions=cpu, gpu\nCandidateRule=Arrival\n",
         );
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(c.alpha, 0.25);
         assert_eq!(c.max_candidates, Some(50));
+        assert_eq!(c.candidate_rule, CandidateRule::Arrival);
         assert_eq!(c.fairshare_by, FairshareBy::Account);
         assert_eq!(c.cpus_per_slot, 4);
         assert_eq!(c.default_runtime, 3600.0);
@@ -166,9 +175,12 @@ mod tests {
 
     #[test]
     fn bad_lines_warn_and_keep_defaults() {
-        let (c, w) = parse("f.conf", "Alpha=7\nColor=blue\nnonsense\nIntervalMs=1\n");
+        let (c, w) = parse(
+            "f.conf",
+            "Alpha=7\nColor=blue\nnonsense\nIntervalMs=1\nCandidateRule=random\n",
+        );
         assert_eq!(c, Config::default());
-        assert_eq!(w.len(), 4);
+        assert_eq!(w.len(), 5);
         assert!(w[0].starts_with("f.conf:1: Alpha"), "{w:?}");
         assert!(w[1].contains("unknown key 'Color'"));
         assert!(w[2].starts_with("f.conf:3:"));

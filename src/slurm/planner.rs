@@ -36,10 +36,28 @@ fn pending_id(job_id: u32, task: u32) -> usize {
 const MAX_REASON: usize = 240;
 
 fn policy_for(config: &Config) -> Allox {
-    let mut allox = Allox::new(config.alpha);
-    allox.max_candidates = config.max_candidates;
-    allox.stickiness = config.stickiness;
+    let mut allox = Allox::new(Config::default().alpha).expect("the default alpha is valid");
+    configure(&mut allox, config);
     allox
+}
+
+/// Applies `config` to the policy; a parameter the policy refuses is
+/// reported and the policy keeps its previous value.
+fn configure(allox: &mut Allox, config: &Config) {
+    if let Err(e) = allox.set_alpha(config.alpha) {
+        log::error!("{e}; keeping alpha {}", allox.alpha());
+    }
+    allox.max_candidates = config.max_candidates;
+    allox.candidate_rule = config.candidate_rule;
+    if config.stickiness.is_finite() && config.stickiness >= 0.0 {
+        allox.stickiness = config.stickiness;
+    } else {
+        log::error!(
+            "stickiness {} must be a finite number of seconds >= 0; keeping {}",
+            config.stickiness,
+            allox.stickiness
+        );
+    }
 }
 
 /// Where an estimate came from, for the reason a user sees.
@@ -119,9 +137,7 @@ impl Planner {
     /// times, the previous plan, starts) is kept.
     pub fn set_config(&mut self, config: Config) {
         // Keep the policy itself: it remembers the previous plan.
-        self.policy.alpha = config.alpha;
-        self.policy.max_candidates = config.max_candidates;
-        self.policy.stickiness = config.stickiness;
+        configure(&mut self.policy, &config);
         self.config = config;
     }
 

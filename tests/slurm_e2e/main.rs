@@ -204,7 +204,7 @@ fn c_digital_twin_matches_the_simulator() {
     // The prediction is made before the run, from the same inputs plus
     // the calibrated overhead.
     let scenario = testbed(SCALE);
-    let mut policy = Allox::new(1.0);
+    let mut policy = Allox::new(1.0).unwrap();
     policy.stickiness = STICKINESS;
     let predicted = sim::simulate(
         &scenario,
