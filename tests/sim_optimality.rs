@@ -5,7 +5,7 @@
 use fairmatch::metrics::JobOutcome;
 use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Workload};
 use fairmatch::policy::{allox::Allox, fifo::Fifo, Policy};
-use fairmatch::sim::{simulate, EstimateSource, SimOptions, PROBE_FRACTION};
+use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions, PROBE_FRACTION};
 use fairmatch::solver::{brute, Instance, Machine};
 use proptest::prelude::*;
 
@@ -50,7 +50,7 @@ fn run(s: &Scenario, policy: &mut dyn Policy, options: &SimOptions) -> Vec<JobOu
 
 const EXACT: SimOptions = SimOptions {
     estimates: EstimateSource::Input,
-    profile: false,
+    profile: Profiling::Off,
     job_overhead: 0.0,
 };
 
@@ -139,7 +139,7 @@ fn profiling_probes_delay_the_job_and_occupy_slots() {
             sigma: 0.0,
             seed: 1,
         },
-        profile: true,
+        profile: Profiling::Fairmatch,
         job_overhead: 0.0,
     };
     let out = simulate(&s, &mut Allox::new(1.0).unwrap(), &options, &mut |_| {}).unwrap();
@@ -148,6 +148,65 @@ fn profiling_probes_delay_the_job_and_occupy_slots() {
     assert!((job.start - 200.0 * PROBE_FRACTION).abs() < 1e-9, "{job:?}");
     assert_eq!(job.flavor, 0);
     assert!((out.busy[1] - 6.0).abs() < 1e-9 && (out.busy[0] - 103.0).abs() < 1e-9);
+}
+
+#[test]
+fn allox_profiling_runs_four_probes_of_a_time_unit_at_least_and_waits_for_the_group() {
+    let s = scenario(
+        &[1, 1],
+        &[
+            (0, 0.0, vec![Some(100.0), Some(200.0)]),
+            (1, 0.0, vec![Some(1000.0), Some(2000.0)]),
+        ],
+    );
+    let options = SimOptions {
+        estimates: EstimateSource::Input,
+        profile: Profiling::Allox { min_probe: 5.0 },
+        job_overhead: 0.0,
+    };
+    let out = simulate(&s, &mut Allox::new(1.0).unwrap(), &options, &mut |_| {}).unwrap();
+    // Flavor 0 probes: 1 -> 5, 2 -> 5, 10, 20 (40 s); flavor 1: 5, 5, 20,
+    // 40 (70 s). Both jobs wait for the group's last probe.
+    assert_eq!(
+        out.jobs.iter().map(|j| j.start).fold(f64::MAX, f64::min),
+        70.0
+    );
+    assert!(out.jobs.iter().all(|j| j.start >= 70.0), "{:?}", out.jobs);
+    assert_eq!(
+        out.busy[1]
+            - out
+                .jobs
+                .iter()
+                .filter(|j| j.flavor == 1)
+                .map(|j| j.run())
+                .sum::<f64>(),
+        70.0
+    );
+    // Ours: one probe per flavor and no group wait. Job 0 is schedulable
+    // after its own probes (3 s and 6 s) and takes flavor 0 when job 1's
+    // 30 s probe ends there, not after job 1's 60 s probe on flavor 1.
+    let options = SimOptions {
+        profile: Profiling::Fairmatch,
+        ..options
+    };
+    let out = simulate(&s, &mut Allox::new(1.0).unwrap(), &options, &mut |_| {}).unwrap();
+    assert_eq!((out.jobs[0].start, out.jobs[0].flavor), (33.0, 0));
+}
+
+#[test]
+fn profiling_keeps_the_input_estimates() {
+    // The input says flavor 1 is faster; the truth says flavor 0. Probes
+    // cost time but the scheduler still decides on the input's estimates.
+    let mut s = scenario(&[1, 1], &[(0, 0.0, vec![Some(10.0), Some(50.0)])]);
+    s.workload.jobs[0].estimates = vec![Some(100.0), Some(20.0)];
+    let options = SimOptions {
+        estimates: EstimateSource::Input,
+        profile: Profiling::Fairmatch,
+        job_overhead: 0.0,
+    };
+    let o = run(&s, &mut Allox::new(1.0).unwrap(), &options);
+    assert_eq!(o[0].flavor, 1);
+    assert!((o[0].start - 50.0 * PROBE_FRACTION).abs() < 1e-9);
 }
 
 #[test]

@@ -96,12 +96,17 @@ pub struct SimulateArgs {
     /// Seed for everything random in a run.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Profile each job first, as AlloX does: probe runs at 1% and 2% of
-    /// its length on every flavor it can use. Probes occupy slots; the job
-    /// is schedulable once they finish, with estimates measured by them
-    /// (plus --estimate-error, if given).
-    #[arg(long)]
-    profile: bool,
+    /// Profile each job before it may be scheduled. Probes occupy slots
+    /// and delay the job; they do not change what the scheduler is told
+    /// (the input's estimates, or the truth where it has none, or
+    /// --estimate-error). `fairmatch` (the default): one probe per flavor
+    /// at 1% + 2% of the job's length. `allox`: as AlloX's simulator, two
+    /// probes per flavor (1% and 2%) on slots of their own, each at least
+    /// one time unit, and jobs that arrive together wait for the whole
+    /// group's probes.
+    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1,
+          default_missing_value = "fairmatch")]
+    profile: Option<ProfileArg>,
     /// Seconds each job holds its slot beyond its run time (launch and
     /// completion latency of a real cluster); policies are not told. Used
     /// to calibrate the simulator as a twin of a Slurm cluster.
@@ -192,6 +197,15 @@ impl From<SolverArg> for fairmatch::solver::SolverKind {
             SolverArg::Munkres => Self::Munkres,
         }
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ProfileArg {
+    /// One probe per flavor, 3% of the job's length.
+    Fairmatch,
+    /// AlloX's: two probes per flavor, at least one time unit each, group
+    /// wait.
+    Allox,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -1,12 +1,12 @@
 //! `fairmatch simulate`: load a scenario, run each policy on it, compare.
 
-use super::{table, BundledArg, CliError, Format, PolicyArg, SimulateArgs, TimeUnit};
+use super::{table, BundledArg, CliError, Format, PolicyArg, ProfileArg, SimulateArgs, TimeUnit};
 use fairmatch::bundled::Bundled;
 use fairmatch::io::{self, allox_format, allox_format::AlloxOptions, cluster_yaml};
 use fairmatch::metrics::{self, JobOutcome, Metrics};
 use fairmatch::model::Scenario;
 use fairmatch::policy::{allox::Allox, fifo::Fifo, jsq::Jsq, Policy};
-use fairmatch::sim::{self, EstimateSource, SimOptions};
+use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -50,19 +50,22 @@ pub(super) struct RunReport {
 pub fn run(args: SimulateArgs) -> Result<(), CliError> {
     let (name, scenario) = load(&args)?;
     let specs = run_specs(&args)?;
+    let time_unit = seconds_per_unit(&args);
     let options = SimOptions {
-        estimates: match (args.estimate_error, args.profile) {
-            (Some(sigma), _) => EstimateSource::RelativeError {
+        estimates: match args.estimate_error {
+            Some(sigma) => EstimateSource::RelativeError {
                 sigma,
                 seed: args.seed,
             },
-            (None, true) => EstimateSource::RelativeError {
-                sigma: 0.0,
-                seed: args.seed,
-            },
-            (None, false) => EstimateSource::Input,
+            None => EstimateSource::Input,
         },
-        profile: args.profile,
+        profile: match args.profile {
+            None => Profiling::Off,
+            Some(ProfileArg::Fairmatch) => Profiling::Fairmatch,
+            Some(ProfileArg::Allox) => Profiling::Allox {
+                min_probe: time_unit,
+            },
+        },
         job_overhead: args.job_overhead,
     };
 
@@ -120,6 +123,29 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
         print!("{}", table::render(&name, &scenario, &runs));
     }
     Ok(())
+}
+
+/// Seconds in one time unit of the input: AlloX's profiling probes last at
+/// least one.
+fn seconds_per_unit(args: &SimulateArgs) -> f64 {
+    match (&args.workload, args.format) {
+        (None, _) => {
+            let bundled = match args.bundled {
+                BundledArg::Testbed => Bundled::Testbed,
+                BundledArg::Google => Bundled::Google,
+            };
+            allox_options(args, bundled.options()).seconds_per_unit
+        }
+        (Some(_), Format::Allox) => {
+            let defaults = AlloxOptions {
+                gpu_slots: 0,
+                cpu_slots: 0,
+                seconds_per_unit: 1.0,
+            };
+            allox_options(args, defaults).seconds_per_unit
+        }
+        (Some(_), Format::Native) => 1.0,
+    }
 }
 
 fn load(args: &SimulateArgs) -> Result<(String, Scenario), CliError> {

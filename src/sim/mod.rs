@@ -21,15 +21,39 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 
-/// How long AlloX-style profiling runs a job on each flavor before it may be
+/// How long fairmatch's profiling runs a job on each flavor before it may be
 /// scheduled: a probe at 1% and one at 2% of its length, back to back.
 pub const PROBE_FRACTION: f64 = 0.01 + 0.02;
+
+/// AlloX's profiling probes per flavor, as fractions of the job's length:
+/// two runs, each on a slot of its own.
+pub const ALLOX_PROBES: [f64; 2] = [0.01, 0.02];
+
+/// How jobs are profiled before they may be scheduled. Probes occupy
+/// slots (they go before jobs) and delay the job; what the scheduler is
+/// told afterwards is [`SimOptions::estimates`]: the probes cost time, they
+/// do not replace an input's estimates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Profiling {
+    Off,
+    /// One probe per flavor the job can use, `PROBE_FRACTION` of its
+    /// length (1% and 2% back to back on one slot); the job is schedulable
+    /// when its own probes are done.
+    Fairmatch,
+    /// As AlloX's simulator does: two probes per flavor ([`ALLOX_PROBES`]),
+    /// each on a slot of its own and at least `min_probe` seconds (one time
+    /// unit of the input); jobs that arrive together become schedulable
+    /// together, when the last probe of the group is done.
+    Allox {
+        min_probe: f64,
+    },
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimOptions {
     pub estimates: EstimateSource,
     /// Profile every job on every flavor it can use before it is scheduled.
-    pub profile: bool,
+    pub profile: Profiling,
     /// Seconds every job holds its slot beyond its run time: the platform's
     /// launch and completion latency. Policies are not told; it is what a
     /// digital twin of a real cluster calibrates. 0 for an ideal cluster.
@@ -117,6 +141,11 @@ struct Sim<'a> {
     seq: u64,
     pending: Vec<PendingJob>,
     probes: Vec<VecDeque<(usize, f64)>>,
+    /// Per job, its profiling group: itself, or under AlloX's profiling
+    /// every job that arrives at the same instant.
+    group_of: Vec<usize>,
+    /// Per group: its jobs and how many of their probes are unfinished.
+    group_jobs: Vec<Vec<usize>>,
     probes_left: Vec<usize>,
     outcomes: Vec<Option<JobOutcome>>,
     busy: Vec<f64>,
@@ -147,6 +176,11 @@ pub fn simulate(
         }
     }
     let n = scenario.workload.jobs.len();
+    let group_of = profiling_groups(scenario, options.profile);
+    let mut group_jobs = vec![Vec::new(); group_of.iter().max().map_or(0, |g| g + 1)];
+    for (j, &g) in group_of.iter().enumerate() {
+        group_jobs[g].push(j);
+    }
     let mut sim = Sim {
         scenario,
         estimates: options.estimates.resolve(&scenario.workload),
@@ -156,7 +190,9 @@ pub fn simulate(
         seq: 0,
         pending: Vec::new(),
         probes: vec![VecDeque::new(); cluster.flavors.len()],
-        probes_left: vec![0; n],
+        probes_left: vec![0; group_jobs.len()],
+        group_of,
+        group_jobs,
         outcomes: vec![None; n],
         busy: vec![0.0; cluster.flavors.len()],
         decisions: 0,
@@ -197,24 +233,61 @@ pub fn simulate(
     })
 }
 
+/// Each job's profiling group (see [`Profiling::Allox`]), numbered from 0.
+fn profiling_groups(scenario: &Scenario, profile: Profiling) -> Vec<usize> {
+    let jobs = &scenario.workload.jobs;
+    if !matches!(profile, Profiling::Allox { .. }) {
+        return (0..jobs.len()).collect();
+    }
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by(|&a, &b| jobs[a].arrival.total_cmp(&jobs[b].arrival));
+    let mut group_of = vec![0; jobs.len()];
+    let mut group = 0;
+    for (i, &j) in order.iter().enumerate() {
+        if i > 0 && jobs[j].arrival != jobs[order[i - 1]].arrival {
+            group += 1;
+        }
+        group_of[j] = group;
+    }
+    group_of
+}
+
 impl Sim<'_> {
     fn push(&mut self, time: f64, event: Event) {
         self.seq += 1;
         self.events.push(Reverse((Time(time), event, self.seq)));
     }
 
-    fn handle(&mut self, now: f64, event: Event, profile: bool, progress: &mut dyn FnMut(usize)) {
+    fn handle(
+        &mut self,
+        now: f64,
+        event: Event,
+        profile: Profiling,
+        progress: &mut dyn FnMut(usize),
+    ) {
         match event {
             Event::Arrive(j) => {
-                if profile {
-                    let job = &self.scenario.workload.jobs[j];
-                    for (f, flavor) in self.scenario.cluster.flavors.iter().enumerate() {
-                        if let (Some(p), true) = (job.durations[f], flavor.slots > 0) {
+                let job = &self.scenario.workload.jobs[j];
+                let group = self.group_of[j];
+                for (f, flavor) in self.scenario.cluster.flavors.iter().enumerate() {
+                    let (Some(p), true) = (job.durations[f], flavor.slots > 0) else {
+                        continue;
+                    };
+                    match profile {
+                        Profiling::Off => {}
+                        Profiling::Fairmatch => {
                             self.probes[f].push_back((j, p * PROBE_FRACTION));
-                            self.probes_left[j] += 1;
+                            self.probes_left[group] += 1;
+                        }
+                        Profiling::Allox { min_probe } => {
+                            for fraction in ALLOX_PROBES {
+                                self.probes[f].push_back((j, (p * fraction).max(min_probe)));
+                                self.probes_left[group] += 1;
+                            }
                         }
                     }
-                } else {
+                }
+                if profile == Profiling::Off {
                     self.make_pending(j);
                 }
             }
@@ -238,9 +311,12 @@ impl Sim<'_> {
                     progress(self.done);
                 }
                 Busy::Probe { job, .. } => {
-                    self.probes_left[job] -= 1;
-                    if self.probes_left[job] == 0 {
-                        self.make_pending(job);
+                    let group = self.group_of[job];
+                    self.probes_left[group] -= 1;
+                    if self.probes_left[group] == 0 {
+                        for j in std::mem::take(&mut self.group_jobs[group]) {
+                            self.make_pending(j);
+                        }
                     }
                 }
                 Busy::Idle => unreachable!("a free event for an idle machine"),

@@ -12,7 +12,7 @@ use fairmatch::io::allox_format;
 use fairmatch::metrics::JobOutcome;
 use fairmatch::model::{Cluster as SimCluster, Flavor, Scenario, Workload};
 use fairmatch::policy::allox::Allox;
-use fairmatch::sim::{self, EstimateSource, SimOptions};
+use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
 use harness::{now, Cluster, Record};
 use std::time::Duration;
 
@@ -211,7 +211,7 @@ fn c_digital_twin_matches_the_simulator() {
         &mut policy,
         &SimOptions {
             estimates: EstimateSource::Input,
-            profile: false,
+            profile: Profiling::Off,
             job_overhead: overhead,
         },
         &mut |_| {},
