@@ -5,6 +5,44 @@
 //! is `None`; everything downstream treats `None` as "forbidden", never as a
 //! large number, so no sentinel value can leak into a sum.
 
+use std::fmt;
+
+/// Most slots a cluster may have, over all its flavors. The simulator and
+/// the matching keep one machine per slot; a bound far above any cluster
+/// one decision is made for keeps a typo (`slots: 10000000000`) from
+/// allocating gigabytes.
+pub const MAX_SLOTS: usize = 100_000;
+
+/// Longest time an input may give (an arrival, a duration, an estimate):
+/// 1e10 s, about 317 years, so Unix-epoch arrivals fit. Below it an `f64`
+/// second is exact to a few microseconds, so `arrival + duration` loses
+/// nothing a report shows; far above it (1e17) a 100 s job would vanish in
+/// rounding.
+pub const MAX_SECONDS: f64 = 1e10;
+
+/// A parameter or input the model cannot hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelError(pub String);
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// Checks a time against [`MAX_SECONDS`]: finite, `>= 0`, not above it.
+pub fn check_seconds(value: f64, what: &str) -> Result<f64, ModelError> {
+    if value.is_finite() && (0.0..=MAX_SECONDS).contains(&value) {
+        Ok(value)
+    } else {
+        Err(ModelError(format!(
+            "{what} {value} must be a number of seconds from 0 to {MAX_SECONDS:e}"
+        )))
+    }
+}
+
 /// A kind of hardware (`cpu`, `gpu-v100`, ...) and how many single-job slots
 /// of it the cluster has.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,6 +56,19 @@ pub struct Flavor {
 pub struct User {
     pub name: String,
     pub weight: f64,
+}
+
+impl User {
+    /// A user with a weight that is a finite number > 0.
+    pub fn new(name: impl Into<String>, weight: f64) -> Result<Self, ModelError> {
+        let name = name.into();
+        if !(weight.is_finite() && weight > 0.0) {
+            return Err(ModelError(format!(
+                "user '{name}': weight {weight} must be a finite number > 0"
+            )));
+        }
+        Ok(User { name, weight })
+    }
 }
 
 /// A single-slot, non-preemptive job.
@@ -63,6 +114,34 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// A cluster of distinct flavors with at most [`MAX_SLOTS`] slots in all
+    /// and at least one.
+    pub fn new(flavors: Vec<Flavor>) -> Result<Self, ModelError> {
+        let cluster = Cluster { flavors };
+        cluster.validate()?;
+        Ok(cluster)
+    }
+
+    pub fn validate(&self) -> Result<(), ModelError> {
+        let mut total: usize = 0;
+        for (i, f) in self.flavors.iter().enumerate() {
+            if self.flavors[..i].iter().any(|g| g.name == f.name) {
+                return Err(ModelError(format!("flavor '{}' defined twice", f.name)));
+            }
+            total = total.saturating_add(f.slots);
+            if total > MAX_SLOTS {
+                return Err(ModelError(format!(
+                    "flavor '{}': {} slots take the cluster past {MAX_SLOTS} slots in all",
+                    f.name, f.slots
+                )));
+            }
+        }
+        if total == 0 {
+            return Err(ModelError("the cluster has no slots".into()));
+        }
+        Ok(())
+    }
+
     pub fn flavor_index(&self, name: &str) -> Option<usize> {
         self.flavors.iter().position(|f| f.name == name)
     }
@@ -103,4 +182,33 @@ pub struct Workload {
 pub struct Scenario {
     pub cluster: Cluster,
     pub workload: Workload,
+}
+
+impl Scenario {
+    /// Everything the simulator relies on: the cluster's bounds, user
+    /// weights, one entry per flavor in every job, users in range, and
+    /// every time within [`MAX_SECONDS`].
+    pub fn validate(&self) -> Result<(), ModelError> {
+        self.cluster.validate()?;
+        for u in &self.workload.users {
+            User::new(u.name.clone(), u.weight)?;
+        }
+        let flavors = self.cluster.flavors.len();
+        for job in &self.workload.jobs {
+            let at = |e: ModelError| ModelError(format!("job '{}': {e}", job.name));
+            if job.user >= self.workload.users.len() {
+                return Err(at(ModelError("its user is not in the workload".into())));
+            }
+            if job.durations.len() != flavors || job.estimates.len() != flavors {
+                return Err(at(ModelError(format!(
+                    "needs one duration and estimate per flavor ({flavors})"
+                ))));
+            }
+            check_seconds(job.arrival, "arrival").map_err(at)?;
+            for t in job.durations.iter().chain(&job.estimates).flatten() {
+                check_seconds(*t, "time").map_err(at)?;
+            }
+        }
+        Ok(())
+    }
 }

@@ -363,3 +363,109 @@ fn profile_keeps_the_input_estimates_and_offers_allox_probes() {
         "{allox} vs {true_avg}"
     );
 }
+
+/// Every input the fidelity issue found breaking the core: each is now a
+/// `file:line` error with exit code 2, or a correct result.
+#[test]
+fn inputs_that_broke_the_core_are_errors_or_correct() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, workload) = motivation(dir.path());
+    let expect_input_error = |args: &[&str], needle: &str| {
+        let out = fairmatch(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    // Slot counts: past the bound, in the YAML and on the command line.
+    for slots in ["18446744073709551615", "10000000000"] {
+        let yaml = write(
+            dir.path(),
+            "big.yaml",
+            &format!("flavors:\n  - name: gpu\n    slots: {slots}\n  - name: cpu\n    slots: 1\n"),
+        );
+        expect_input_error(
+            &[
+                "simulate",
+                "--cluster",
+                yaml.to_str().unwrap(),
+                "--workload",
+                workload.to_str().unwrap(),
+            ],
+            "big.yaml:3:",
+        );
+        expect_input_error(
+            &["simulate", "--gpu-slots", slots, "-p", "fifo"],
+            "100000 slots in all",
+        );
+    }
+    // A user listed twice.
+    let twice = write(
+        dir.path(),
+        "twice.yaml",
+        "flavors:\n  - name: gpu\n    slots: 2\n  - name: cpu\n    slots: 2\n\
+         users:\n  - name: alice\n    weight: 1\n  - name: alice\n    weight: 5\n",
+    );
+    expect_input_error(
+        &[
+            "simulate",
+            "--cluster",
+            twice.to_str().unwrap(),
+            "--workload",
+            workload.to_str().unwrap(),
+        ],
+        "twice.yaml:9: user 'alice' listed twice",
+    );
+    // Times past the bound.
+    for (i, row) in ["a,alice,1e17,40,50", "a,alice,0,1e308,50"]
+        .iter()
+        .enumerate()
+    {
+        let csv = write(
+            dir.path(),
+            &format!("far{i}.csv"),
+            &format!("job_id,user,arrival,duration_gpu,duration_cpu\n{row}\n"),
+        );
+        expect_input_error(
+            &[
+                "simulate",
+                "--cluster",
+                cluster.to_str().unwrap(),
+                "--workload",
+                csv.to_str().unwrap(),
+            ],
+            &format!("far{i}.csv:2:"),
+        );
+    }
+    // AlloX format: duplicate ids are refused; a byte-order mark is not.
+    let block = "1 7 1 0 queue0\nstage -1.0 32.0 14 10 1 2 5 1\n0\n";
+    let allox = |name: &str, text: &str| {
+        let file = write(dir.path(), name, text);
+        fairmatch(&[
+            "simulate",
+            "--workload",
+            file.to_str().unwrap(),
+            "--format",
+            "allox",
+            "--gpu-slots",
+            "1",
+            "--cpu-slots",
+            "1",
+            "-p",
+            "allox",
+            "-a",
+            "0.5",
+            "--json",
+        ])
+    };
+    let out = allox("dup.txt", &format!("{block}{block}"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("dup.txt:4: job id '7' appears twice"), "{err}");
+    let runs = json_runs(&allox("bom.txt", &format!("\u{feff}# 0\n{block}")));
+    assert_eq!(runs[0]["avg_jct"], 5.0);
+    // Alpha out of (0, 1], NaN included.
+    for alpha in ["0", "-1", "NaN", "1.5"] {
+        expect_input_error(&["simulate", &format!("--alpha={alpha}")], "--alpha");
+    }
+}

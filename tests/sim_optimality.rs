@@ -278,3 +278,28 @@ fn job_overhead_holds_the_slot_longer() {
     let o = run(&s, &mut Fifo, &options);
     assert_eq!((o[0].finish, o[1].start, o[1].finish), (10.5, 10.5, 21.0));
 }
+
+#[test]
+fn scenarios_outside_the_model_bounds_are_errors() {
+    use fairmatch::sim::SimError;
+    let s = scenario(&[1], &[(0, 0.0, vec![Some(10.0)])]);
+    let mut bad = s.clone();
+    bad.workload.jobs[0].arrival = 1e17;
+    let mut zero_weight = s.clone();
+    zero_weight.workload.users[0].weight = 0.0;
+    let mut huge = s.clone();
+    huge.cluster.flavors[0].slots = usize::MAX;
+    let mut short = s.clone();
+    short.workload.jobs[0].durations.clear();
+    for case in [bad, zero_weight, huge, short] {
+        let e = simulate(&case, &mut Fifo, &EXACT, &mut |_| {}).unwrap_err();
+        assert!(matches!(e, SimError::Invalid(_)), "{e}");
+    }
+    // Every time within bounds, but 101 serial jobs of 1e10 s run the
+    // clock past where seconds keep their precision: an error, not a
+    // silently rounded report.
+    let serial: Vec<(usize, f64, Vec<Option<f64>>)> =
+        (0..101).map(|_| (0, 0.0, vec![Some(1e10)])).collect();
+    let e = simulate(&scenario(&[1], &serial), &mut Fifo, &EXACT, &mut |_| {}).unwrap_err();
+    assert!(matches!(e, SimError::ClockOverflow { .. }), "{e}");
+}

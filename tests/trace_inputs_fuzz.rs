@@ -1,7 +1,9 @@
 //! Hostile input for the trace and cluster readers: AlloX's format, the
 //! workload CSV and the cluster YAML. Whatever the bytes, a reader returns
 //! a workload or an error that names the file; it never panics, and what it
-//! accepts holds only finite, non-negative times and users it can index.
+//! accepts holds only times from 0 to `MAX_SECONDS`, unique job ids, users
+//! it can index, and clusters within `MAX_SLOTS`; and what it accepts, the
+//! simulator runs to an answer or an error, never a panic.
 //! Each reader holds the whole file in memory (about its size again in
 //! parsed form); no reader limits the length of an input.
 //!
@@ -11,7 +13,9 @@
 
 use fairmatch::io::allox_format::{self, AlloxOptions};
 use fairmatch::io::{cluster_yaml, workload_csv};
-use fairmatch::model::{Cluster, Workload};
+use fairmatch::model::{Cluster, Scenario, Workload, MAX_SECONDS, MAX_SLOTS};
+use fairmatch::policy::{allox::Allox, fifo::Fifo, Policy};
+use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions};
 use proptest::prelude::*;
 
 fn cases() -> u32 {
@@ -137,6 +141,7 @@ fn two_flavors() -> Cluster {
         cpu_slots: 2,
         seconds_per_unit: 1.0,
     })
+    .expect("a valid cluster")
 }
 
 /// What every accepted workload must satisfy.
@@ -154,7 +159,41 @@ fn check_workload(w: &Workload, flavors: usize, text: &str) {
         assert_eq!(j.durations.len(), flavors);
         assert_eq!(j.estimates.len(), flavors);
         for t in j.durations.iter().chain(&j.estimates).flatten() {
-            assert!(t.is_finite() && *t >= 0.0, "time {t} from {text:?}");
+            assert!(
+                t.is_finite() && *t >= 0.0 && *t <= MAX_SECONDS,
+                "time {t} from {text:?}"
+            );
+        }
+        assert!(
+            j.arrival <= MAX_SECONDS,
+            "arrival {} from {text:?}",
+            j.arrival
+        );
+    }
+    let mut ids: Vec<&str> = w.jobs.iter().map(|j| j.name.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), w.jobs.len(), "duplicate job ids from {text:?}");
+}
+
+/// Runs an accepted workload to the end under AlloX (both profiling
+/// modes) and FIFO: a result or an error, never a panic or a hang.
+fn simulate_accepted(cluster: Cluster, workload: Workload, alpha: f64) {
+    let scenario = Scenario { cluster, workload };
+    for profile in [Profiling::Off, Profiling::Allox { min_probe: 1.0 }] {
+        let options = SimOptions {
+            estimates: EstimateSource::Input,
+            profile,
+            job_overhead: 0.0,
+        };
+        let mut policies: [Box<dyn Policy>; 2] =
+            [Box::new(Allox::new(alpha).unwrap()), Box::new(Fifo)];
+        for policy in &mut policies {
+            if let Ok(out) = simulate(&scenario, policy.as_mut(), &options, &mut |_| {}) {
+                for j in &out.jobs {
+                    assert!(j.finish.is_finite() && j.finish >= j.start && j.start >= j.arrival);
+                }
+            }
         }
     }
 }
@@ -163,23 +202,33 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
-    fn allox_format_never_panics(text in allox_text(), minutes in any::<bool>()) {
+    fn allox_format_never_panics(
+        text in allox_text(),
+        minutes in any::<bool>(),
+        alpha in 0.05..=1.0f64,
+    ) {
         let options = AlloxOptions {
             gpu_slots: 2,
             cpu_slots: 2,
             seconds_per_unit: if minutes { 60.0 } else { 1.0 },
         };
         match allox_format::parse("t.txt", &text, &options) {
-            Ok(w) => check_workload(&w, 2, &text),
+            Ok(w) => {
+                check_workload(&w, 2, &text);
+                simulate_accepted(two_flavors(), w, alpha);
+            }
             Err(e) => prop_assert_eq!(e.file, "t.txt"),
         }
     }
 
     #[test]
-    fn workload_csv_never_panics(text in csv_text()) {
+    fn workload_csv_never_panics(text in csv_text(), alpha in 0.05..=1.0f64) {
         let weights = vec![("a".to_string(), 2.0)];
         match workload_csv::parse("w.csv", &text, &two_flavors(), &weights) {
-            Ok(w) => check_workload(&w, 2, &text),
+            Ok(w) => {
+                check_workload(&w, 2, &text);
+                simulate_accepted(two_flavors(), w, alpha);
+            }
             Err(e) => prop_assert_eq!(e.file, "w.csv"),
         }
     }
@@ -189,6 +238,12 @@ proptest! {
         match cluster_yaml::parse("c.yaml", &text) {
             Ok(spec) => {
                 prop_assert!(!spec.cluster.flavors.is_empty());
+                prop_assert!(spec.cluster.total_slots() <= MAX_SLOTS);
+                prop_assert!(spec.cluster.validate().is_ok());
+                let mut names: Vec<&String> = spec.weights.iter().map(|(n, _)| n).collect();
+                names.sort_unstable();
+                names.dedup();
+                prop_assert_eq!(names.len(), spec.weights.len());
                 for (_, w) in &spec.weights {
                     prop_assert!(w.is_finite() && *w > 0.0, "weight {} from {:?}", w, text);
                 }

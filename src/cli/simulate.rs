@@ -125,6 +125,12 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The cluster of --gpu-slots and --cpu-slots.
+fn allox_cluster(options: &AlloxOptions) -> Result<fairmatch::model::Cluster, CliError> {
+    allox_format::cluster(options)
+        .map_err(|e| CliError::Input(format!("--gpu-slots/--cpu-slots: {e}")))
+}
+
 /// Seconds in one time unit of the input: AlloX's profiling probes last at
 /// least one.
 fn seconds_per_unit(args: &SimulateArgs) -> f64 {
@@ -166,7 +172,7 @@ fn load(args: &SimulateArgs) -> Result<(String, Scenario), CliError> {
         return Ok((
             bundled.name().to_string(),
             Scenario {
-                cluster: allox_format::cluster(&options),
+                cluster: allox_cluster(&options)?,
                 workload,
             },
         ));
@@ -215,7 +221,7 @@ fn load(args: &SimulateArgs) -> Result<(String, Scenario), CliError> {
             Ok((
                 name,
                 Scenario {
-                    cluster: allox_format::cluster(&options),
+                    cluster: allox_cluster(&options)?,
                     workload,
                 },
             ))

@@ -13,9 +13,9 @@
 //! slot counts given by the caller; the errors, when present, become
 //! estimates `time * (1 + err)`.
 
-use super::{parse_seconds, InputError};
-use crate::model::{Cluster, Flavor, Job, User, Workload};
-use std::collections::HashMap;
+use super::{parse_seconds, within_bound, InputError};
+use crate::model::{Cluster, Flavor, Job, ModelError, User, Workload};
+use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AlloxOptions {
@@ -28,22 +28,25 @@ pub struct AlloxOptions {
 pub const GPU: usize = 0;
 pub const CPU: usize = 1;
 
-pub fn cluster(options: &AlloxOptions) -> Cluster {
-    Cluster {
-        flavors: vec![
-            Flavor {
-                name: "gpu".into(),
-                slots: options.gpu_slots,
-            },
-            Flavor {
-                name: "cpu".into(),
-                slots: options.cpu_slots,
-            },
-        ],
-    }
+/// The two-flavor cluster of AlloX's simulator; refused past
+/// [`crate::model::MAX_SLOTS`] slots, or with none.
+pub fn cluster(options: &AlloxOptions) -> Result<Cluster, ModelError> {
+    Cluster::new(vec![
+        Flavor {
+            name: "gpu".into(),
+            slots: options.gpu_slots,
+        },
+        Flavor {
+            name: "cpu".into(),
+            slots: options.cpu_slots,
+        },
+    ])
 }
 
 pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload, InputError> {
+    // Editors on Windows start UTF-8 files with a byte-order mark; the CSV
+    // and YAML readers skip it too.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text
         .lines()
         .enumerate()
@@ -52,6 +55,7 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
     let mut users: Vec<User> = Vec::new();
     let mut user_index: HashMap<String, usize> = HashMap::new();
     let mut jobs = Vec::new();
+    let mut seen_ids: HashSet<String> = HashSet::new();
     let unit = options.seconds_per_unit;
 
     while let Some((line, head)) = lines.next() {
@@ -70,6 +74,9 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
             )));
         }
         let name = f[1].to_string();
+        if !seen_ids.insert(name.clone()) {
+            return Err(at(format!("job id '{name}' appears twice")));
+        }
         let arrival = finite(
             parse_seconds(f[3], "arrival").map_err(at)? * unit,
             "arrival",
@@ -151,16 +158,10 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
     Ok(Workload { users, jobs })
 }
 
-/// A time that overflowed when scaled (by the unit, or by an error
-/// factor) is refused rather than carried on as infinity.
+/// A time that grew too large when scaled (by the unit, or by an error
+/// factor) is refused rather than carried on, imprecise or infinite.
 fn finite(seconds: f64, what: &str, text: &str) -> Result<f64, String> {
-    if seconds.is_finite() {
-        Ok(seconds)
-    } else {
-        Err(format!(
-            "{what}: '{text}' is too large (overflows in seconds)"
-        ))
-    }
+    within_bound(seconds, what, text)
 }
 
 #[cfg(test)]
@@ -187,6 +188,33 @@ mod tests {
                 Some(if text.starts_with("1 j 1 1e") { 1 } else { 2 })
             );
         }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_ids_are_unique() {
+        let block = "1 0 1 2 queue0\nstage -1.0 32.0 14 97 1 2 49 1\n0\n";
+        let w = parse("b.txt", &format!("\u{feff}# 0\n{block}"), &OPTIONS).unwrap();
+        assert_eq!(w.jobs.len(), 1);
+        let e = parse("b.txt", &format!("{block}{block}"), &OPTIONS).unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.message.contains("appears twice"), "{e}");
+    }
+
+    #[test]
+    fn times_past_the_bound_are_refused() {
+        // 1e17 s is representable but a 100 s job on top of it is not.
+        for (text, line) in [
+            ("1 j 1 1e17 u\n0 0 0 0 1 0 0 1 1\n0\n", 1),
+            ("1 j 1 0 u\n0 0 0 0 1e300 0 0 1 1\n0\n", 2),
+            ("1 j 1 2e8 u\n0 0 0 0 1 0 0 1 1\n0\n", 1), // 2e8 minutes
+        ] {
+            let e = parse("t", text, &OPTIONS).unwrap_err();
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(e.message.contains("too large"), "{e}");
+        }
+        let bound = crate::model::MAX_SECONDS / 60.0;
+        let text = format!("1 j 1 {bound} u\n0 0 0 0 1 0 0 1 1\n0\n");
+        assert_eq!(parse("t", &text, &OPTIONS).unwrap().jobs[0].arrival, 1e10);
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! ```
 
 use super::InputError;
-use crate::model::{Cluster, Flavor};
+use crate::model::{Cluster, Flavor, User, MAX_SLOTS};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -79,6 +79,17 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
                 format!("flavor '{}' defined twice", entry.name),
             ));
         }
+        let total: usize = flavors.iter().map(|f| f.slots).sum();
+        if entry.slots > MAX_SLOTS - total {
+            return Err(InputError::at(
+                file,
+                line_of(&entry.slots.to_string()).or(line),
+                format!(
+                    "flavor '{}': {} slots take the cluster past {MAX_SLOTS} slots in all",
+                    entry.name, entry.slots
+                ),
+            ));
+        }
         flavors.push(Flavor {
             name: entry.name,
             slots: entry.slots,
@@ -91,13 +102,21 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
             "every flavor has 0 slots",
         ));
     }
-    let mut weights = Vec::new();
+    let mut weights: Vec<(String, f64)> = Vec::new();
     for user in parsed.users {
-        if !(user.weight.is_finite() && user.weight > 0.0) {
+        let line = line_of(&user.name);
+        let user = User::new(user.name, user.weight)
+            .map_err(|e| InputError::at(file, line, e.to_string()))?;
+        if weights.iter().any(|(n, _)| *n == user.name) {
             return Err(InputError::at(
                 file,
-                line_of(&user.name),
-                format!("user '{}': weight must be a number > 0", user.name),
+                text.lines()
+                    .enumerate()
+                    .filter(|(_, l)| l.contains(&user.name))
+                    .nth(1)
+                    .map(|(i, _)| i + 1)
+                    .or(line),
+                format!("user '{}' listed twice", user.name),
             ));
         }
         weights.push((user.name, user.weight));
@@ -148,5 +167,22 @@ mod tests {
         assert!(e.message.contains("twice"), "{e}");
         let e = parse("c.yaml", "flavors:\n  - name: gpu\n    slot: 1\n").unwrap_err();
         assert_eq!(e.line, Some(3), "{e}");
+    }
+
+    #[test]
+    fn slot_counts_are_bounded_and_users_listed_once() {
+        for slots in ["18446744073709551615", "10000000000", "100001"] {
+            let text = format!("flavors:\n  - name: gpu\n    slots: {slots}\n");
+            let e = parse("c.yaml", &text).unwrap_err();
+            assert_eq!(e.line, Some(3), "{e}");
+            assert!(e.message.contains("100000 slots in all"), "{e}");
+        }
+        let text = "flavors:\n  - name: gpu\n    slots: 60000\n  - name: cpu\n    slots: 60000\n";
+        let e = parse("c.yaml", text).unwrap_err();
+        assert!(e.message.contains("'cpu'"), "{e}");
+        let text = "flavors:\n  - name: gpu\n    slots: 1\nusers:\n  - name: ann\n    weight: 1\n  - name: ann\n    weight: 3\n";
+        let e = parse("c.yaml", text).unwrap_err();
+        assert_eq!(e.line, Some(7), "{e}");
+        assert!(e.message.contains("listed twice"), "{e}");
     }
 }

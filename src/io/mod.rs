@@ -5,6 +5,7 @@ pub mod allox_format;
 pub mod cluster_yaml;
 pub mod workload_csv;
 
+use crate::model::MAX_SECONDS;
 use std::fmt;
 use std::path::Path;
 
@@ -49,7 +50,7 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
     })
 }
 
-/// Parses a time in seconds: a finite, non-negative number.
+/// Parses a time in seconds: a number from 0 to [`MAX_SECONDS`].
 pub(crate) fn parse_seconds(text: &str, what: &str) -> Result<f64, String> {
     let value: f64 = text
         .trim()
@@ -58,5 +59,16 @@ pub(crate) fn parse_seconds(text: &str, what: &str) -> Result<f64, String> {
     if !value.is_finite() || value < 0.0 {
         return Err(format!("{what}: '{text}' must be a finite number >= 0"));
     }
-    Ok(value)
+    within_bound(value, what, text)
+}
+
+/// A time in seconds (after any scaling) that is at most [`MAX_SECONDS`].
+pub(crate) fn within_bound(seconds: f64, what: &str, text: &str) -> Result<f64, String> {
+    if seconds <= MAX_SECONDS {
+        Ok(seconds)
+    } else {
+        Err(format!(
+            "{what}: '{text}' is too large: times are at most {MAX_SECONDS:e} s (about 317 years)"
+        ))
+    }
 }

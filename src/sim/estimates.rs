@@ -1,6 +1,6 @@
 //! What the scheduler is told about run times.
 
-use crate::model::Workload;
+use crate::model::{Workload, MAX_SECONDS};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
@@ -14,7 +14,8 @@ pub enum EstimateSource {
     /// The input's estimate columns; the true duration where a cell is
     /// empty.
     Input,
-    /// `true * max(1 + e, ESTIMATE_FLOOR)` with `e ~ Normal(0, sigma)`,
+    /// `true * max(1 + e, ESTIMATE_FLOOR)` with `e ~ Normal(0, sigma)`, at
+    /// most `MAX_SECONDS`,
     /// drawn per job and flavor from a generator seeded with `seed`, in
     /// workload order. Sigma 0 gives exact estimates.
     RelativeError { sigma: f64, seed: u64 },
@@ -47,7 +48,7 @@ impl EstimateSource {
                             .map(|d| {
                                 d.map(|d| {
                                     let e: f64 = noise.sample(&mut rng);
-                                    d * (1.0 + e).max(ESTIMATE_FLOOR)
+                                    (d * (1.0 + e).max(ESTIMATE_FLOOR)).min(MAX_SECONDS)
                                 })
                             })
                             .collect()

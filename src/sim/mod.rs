@@ -87,7 +87,19 @@ pub enum SimError {
     Unrunnable {
         job: String,
     },
+    /// The scenario breaks the model's bounds ([`Scenario::validate`]).
+    Invalid(String),
+    /// The clock ran past [`MAX_CLOCK`], where seconds lose precision.
+    ClockOverflow {
+        time: f64,
+    },
 }
+
+/// The simulated clock stops here: an `f64` second near 1e12 still has a
+/// spacing of about 0.1 ms, so no reported time is off by more than that.
+/// Only a schedule that runs serially through an enormous input reaches it
+/// (every single time is at most [`crate::model::MAX_SECONDS`]).
+pub const MAX_CLOCK: f64 = 1e12;
 
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -105,6 +117,11 @@ impl fmt::Display for SimError {
             SimError::Unrunnable { job } => {
                 write!(f, "job {job} can run on no flavor that has slots")
             }
+            SimError::Invalid(e) => write!(f, "invalid scenario: {e}"),
+            SimError::ClockOverflow { time } => write!(
+                f,
+                "the schedule runs past t={time:e} s (the limit is {MAX_CLOCK:e} s, beyond which seconds lose precision)"
+            ),
         }
     }
 }
@@ -167,6 +184,19 @@ pub fn simulate(
     options: &SimOptions,
     progress: &mut dyn FnMut(usize),
 ) -> Result<SimOutcome, SimError> {
+    scenario
+        .validate()
+        .map_err(|e| SimError::Invalid(e.to_string()))?;
+    if !(options.job_overhead.is_finite() && (0.0..=MAX_CLOCK).contains(&options.job_overhead)) {
+        return Err(SimError::Invalid(format!(
+            "job overhead {} must be a finite number of seconds >= 0",
+            options.job_overhead
+        )));
+    }
+    if let Profiling::Allox { min_probe } = options.profile {
+        crate::model::check_seconds(min_probe, "minimum probe length")
+            .map_err(|e| SimError::Invalid(e.to_string()))?;
+    }
     let cluster = &scenario.cluster;
     for job in &scenario.workload.jobs {
         if job.fastest_flavor(cluster).is_none() {
@@ -206,6 +236,9 @@ pub fn simulate(
         sim.push(job.arrival, Event::Arrive(j));
     }
     while let Some(Reverse((Time(now), _, _))) = sim.events.peek().copied() {
+        if now > MAX_CLOCK {
+            return Err(SimError::ClockOverflow { time: now });
+        }
         sim.account(now);
         while let Some(Reverse((Time(t), event, _))) = sim.events.peek().copied() {
             if t != now {
