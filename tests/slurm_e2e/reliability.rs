@@ -258,9 +258,11 @@ fn node_loss_scenario(sched: &str) -> (NodeLoss, Cluster) {
     wait_node(&c, "g1", &["down*", "down"], Duration::from_secs(30));
     ids.extend(gpu_fast(&c, 4));
     std::thread::sleep(Duration::from_secs(2));
+    // Taken before the node can come back: fairmatch may start jobs on g1
+    // within a cycle of its registering, before a sinfo poll sees it.
+    let restarting = now();
     c.start_node("g1");
     wait_node(&c, "g1", &["idle", "mix", "alloc"], Duration::from_secs(30));
-    let back = now();
     let after_return = gpu_fast(&c, 4);
     ids.extend(&after_return);
 
@@ -279,10 +281,10 @@ fn node_loss_scenario(sched: &str) -> (NodeLoss, Cluster) {
     ids.extend(&cpu_jobs);
     ids.push(on_c1);
     c.wait_done(&cpu_jobs, Duration::from_secs(60));
+    let resuming = now();
     run(c
         .cmd("scontrol")
         .args(["update", "nodename=c1", "state=resume"]));
-    let resumed = now();
     let after_resume: Vec<u32> = (0..8)
         .map(|_| c.submit(&["-p", "cpu,gpu", "--comment", &hint(30.0, 2.0)], 30.0, 2.0))
         .collect();
@@ -309,8 +311,8 @@ fn node_loss_scenario(sched: &str) -> (NodeLoss, Cluster) {
     let mut started_on_lost_node = 0;
     for id in &ids {
         if let Some(r) = started(id) {
-            let g1_down = r.node == "g1" && r.start > killed + 1.0 && r.start < back;
-            let c1_drained = r.node == "c1" && r.start > drained + 0.5 && r.start < resumed;
+            let g1_down = r.node == "g1" && r.start > killed + 1.0 && r.start < restarting;
+            let c1_drained = r.node == "c1" && r.start > drained + 0.5 && r.start < resuming;
             if g1_down || c1_drained {
                 started_on_lost_node += 1;
             }
