@@ -478,3 +478,35 @@ fn a_flavor_whose_slots_a_job_may_not_use_is_not_its_flavor() {
     let d = Planner::new(Config::default()).plan(&snap);
     assert_eq!(starts(&d, 1)[0].0, "cpu", "{d:?}");
 }
+
+#[test]
+fn a_wave_of_starts_picks_distinct_pending_jobs_for_distinct_slots() {
+    // Forty jobs of four users with distinct estimates and alpha 0.5: the
+    // policy ranks users again after every start, and the planner maps
+    // each start back to its pending job as the list shrinks.
+    let mut snap = cluster(5000.0);
+    snap.pending = (1..=40)
+        .map(|id| {
+            let user = ["ann", "bob", "cat", "dan"][id as usize % 4];
+            let hint = format!("fairmatch: gpu={}s cpu={}s", 10 + id, 60 - id);
+            job(id, user, &hint)
+        })
+        .collect();
+    let config = Config {
+        alpha: 0.5,
+        ..Config::default()
+    };
+    let decisions = Planner::new(config).plan(&snap);
+    let started: Vec<(u32, String)> = (1..=40)
+        .filter_map(|id| placed(&decisions, id).map(|(_, node, _)| (id, node)))
+        .collect();
+    assert_eq!(started.len(), 4, "{decisions:?}");
+    let mut nodes: Vec<&String> = started.iter().map(|(_, n)| n).collect();
+    nodes.sort();
+    nodes.dedup();
+    assert_eq!(nodes.len(), 4, "{started:?}");
+    let users: std::collections::BTreeSet<usize> =
+        started.iter().map(|(id, _)| *id as usize % 4).collect();
+    assert!(users.len() >= 2, "one wave went to one user: {started:?}");
+    assert_eq!(decisions.len(), 40, "every job gets a decision");
+}

@@ -215,6 +215,7 @@ impl Planner {
             .collect();
 
         let mut users: Vec<String> = Vec::new();
+        let mut user_index: HashMap<String, usize> = HashMap::new();
         // A user's (or account's) weight is its fair-share shares in the
         // association tree, where accounting keeps one; 1 otherwise.
         let mut weights: Vec<f64> = Vec::new();
@@ -223,12 +224,21 @@ impl Planner {
                 FairshareBy::User => (&job.user, job.user_shares),
                 FairshareBy::Account => (&job.account, job.account_shares),
             };
-            users.iter().position(|u| u == key).unwrap_or_else(|| {
+            *user_index.entry(key.clone()).or_insert_with(|| {
                 users.push(key.clone());
                 weights.push(shares.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0));
                 users.len() - 1
             })
         };
+        // The slots of each flavor on each node, so placing a running job
+        // costs its node's slots, not every slot.
+        let mut slots_at: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
+        for (i, slot) in model.slots.iter().enumerate() {
+            slots_at
+                .entry((slot.flavor, snap.nodes[slot.node].name.as_str()))
+                .or_default()
+                .push(i);
+        }
 
         let mut machines: Vec<MachineView> = model
             .slots
@@ -249,15 +259,15 @@ impl Planner {
             let Some(flavor) = model.flavor_index(&place.partition) else {
                 continue;
             };
-            let fits = |i: usize| {
-                let s = &model.slots[i];
-                s.flavor == flavor && snap.nodes[s.node].name == place.node && machines[i].idle
-            };
+            let candidates = slots_at
+                .get(&(flavor, place.node.as_str()))
+                .map_or(&[][..], Vec::as_slice);
+            let fits = |i: usize| candidates.contains(&i) && machines[i].idle;
             let remembered = self.started.get(&job.job_id).copied();
             let slot = remembered
                 .map(|(_, m)| m)
-                .filter(|&m| m < model.slots.len() && fits(m))
-                .or_else(|| (0..model.slots.len()).find(|&i| fits(i)));
+                .filter(|&m| fits(m))
+                .or_else(|| candidates.iter().copied().find(|&i| machines[i].idle));
             let Some(machine) = slot else { continue };
             let hint = hints::parse(&job.comment, &names);
             let est = self.estimates(&model, job, &hint);
@@ -330,10 +340,15 @@ impl Planner {
                 self.rates = users.iter().cloned().zip(usage_scores(&view)).collect();
                 break;
             }
+            let mut index_of: HashMap<usize, usize> =
+                pending.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
             for s in decided {
-                let Some(p) = pending.iter().position(|p| p.id == s.job) else {
+                let Some(p) = index_of.remove(&s.job) else {
                     continue;
                 };
+                if let Some(last) = pending.last().filter(|_| p + 1 < pending.len()) {
+                    index_of.insert(last.id, p); // swap_remove moves it to p
+                }
                 let record = record_of[&s.job];
                 let flavor = machines[s.machine].flavor;
                 // The matching knows flavors, not the nodes a job may use
