@@ -47,4 +47,4 @@ step "Slurm end-to-end tests on a real multi-node cluster (several minutes)"
 # schedulers on 2 cores); CI runs 2,000 of them. Set FAIRMATCH_BURST_JOBS
 # to run more.
 export FAIRMATCH_BURST_JOBS=${FAIRMATCH_BURST_JOBS:-2000}
-cargo test --locked --test slurm_e2e -- --ignored --test-threads=1 --nocapture
+cargo test --locked --test slurm_e2e -- --ignored --test-threads=1 --nocapture --skip bench_

@@ -3,6 +3,7 @@
 //! Slurm and the built plugin, so they are ignored by a plain `cargo test`;
 //! scripts/test.sh installs everything and runs them with `--ignored`.
 
+mod bench;
 mod harness;
 mod reliability;
 mod shared_cluster;

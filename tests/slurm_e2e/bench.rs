@@ -1,0 +1,234 @@
+//! The plugin under a busy queue, side by side with `sched/backfill` on
+//! the same cluster: jobs completed per minute, slurmctld's CPU, and how
+//! long each cycle holds slurmctld's locks. Not a test: a measurement,
+//! run by `scripts/bench-plugin.sh` (and skipped by `scripts/test.sh`).
+//!
+//! `FAIRMATCH_BENCH_JOBS` (default 5000) one-second jobs from 4 accounts
+//! are submitted by 4 streams to 16 nodes (8 CPU nodes of 2 CPUs, 8 GPU
+//! nodes of 1 GPU: 24 slots); half carry a hint. Once every job is in, the
+//! measurement window (`FAIRMATCH_BENCH_WINDOW` s, default 60) counts the
+//! jobs whose scripts ended in it and the CPU slurmctld used in it.
+//! `FAIRMATCH_BENCH_CONF` is `fairmatch.conf`'s text (default: none).
+
+use crate::harness::{now, run, Cluster};
+use std::time::Duration;
+
+struct Throughput {
+    submit_seconds: f64,
+    completed: usize,
+    window: f64,
+    cpu_seconds: f64,
+    /// Per cycle, microseconds under slurmctld's locks (fairmatch's debug
+    /// log), in the window.
+    locked_us: Vec<u64>,
+    sdiag_max_cycle_us: Option<u64>,
+    sdiag_mean_cycle_us: Option<u64>,
+    backfill_max_cycle_us: Option<u64>,
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// slurmctld's user + system CPU seconds so far.
+fn ctld_cpu_seconds(c: &Cluster) -> f64 {
+    let pid = std::fs::read_to_string(c.path().join("slurmctld.pid")).expect("slurmctld.pid");
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).expect("stat");
+    // Fields after the command name's closing parenthesis; utime and stime
+    // are the 14th and 15th fields of the whole line.
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    let hz =
+        String::from_utf8_lossy(&run(std::process::Command::new("getconf").arg("CLK_TCK")).stdout)
+            .trim()
+            .parse::<f64>()
+            .unwrap_or(100.0);
+    ticks / hz
+}
+
+fn sdiag_value(sdiag: &str, section: &str, key: &str) -> Option<u64> {
+    let start = sdiag.find(section)?;
+    sdiag[start..]
+        .lines()
+        .find(|l| l.trim_start().starts_with(key))
+        .and_then(|l| l.split(':').nth(1))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn throughput(sched: &str, n: usize, window: f64) -> Throughput {
+    let c = Cluster::start(
+        &[
+            "--sched",
+            sched,
+            "--cpu-nodes",
+            "8",
+            "--cpus",
+            "2",
+            "--gpu-nodes",
+            "8",
+            "--gpus",
+            "1",
+            "--gpu-node-cpus",
+            "1",
+            "--conf-line",
+            "MaxJobCount=50000",
+            "--conf-line",
+            "MinJobAge=3600",
+            "--conf-line",
+            "SlurmctldDebug=debug",
+        ],
+        &std::env::var("FAIRMATCH_BENCH_CONF").unwrap_or_default(),
+    );
+    let start = now();
+    std::thread::scope(|s| {
+        for w in 0..4 {
+            let c = &c;
+            s.spawn(move || {
+                let account = format!("--account=acct{w}");
+                let hint = "fairmatch: gpu=1s cpu=1s".to_string();
+                for i in 0..n / 4 + usize::from(w < n % 4) {
+                    let mut args = vec![account.as_str(), "-p", "cpu,gpu"];
+                    if i % 2 == 0 {
+                        args.extend(["--comment", hint.as_str()]);
+                    }
+                    c.submit(&args, 1.0, 1.0);
+                }
+            });
+        }
+    });
+    let submitted = now();
+    let cpu_before = ctld_cpu_seconds(&c);
+    std::thread::sleep(Duration::from_secs_f64(window));
+    let cpu_after = ctld_cpu_seconds(&c);
+    let ended = now();
+    let completed = c
+        .records()
+        .iter()
+        .filter(|(_, r)| r.end >= submitted && r.end < ended)
+        .count();
+    let log = c.log();
+    let locked_us = log
+        .lines()
+        .filter(|l| l.contains("fairmatch: cycle "))
+        .filter_map(|l| {
+            let stamp = harness_time(l)?;
+            (stamp >= submitted && stamp < ended).then_some(l)
+        })
+        .filter_map(|l| {
+            let after = l.split(" us (").nth(1)?;
+            after.split(' ').next()?.parse().ok()
+        })
+        .collect();
+    let sdiag = c.sdiag();
+    Throughput {
+        submit_seconds: submitted - start,
+        completed,
+        window: ended - submitted,
+        cpu_seconds: cpu_after - cpu_before,
+        locked_us,
+        sdiag_max_cycle_us: sdiag_value(&sdiag, "Main schedule statistics", "Max cycle:"),
+        sdiag_mean_cycle_us: sdiag_value(&sdiag, "Main schedule statistics", "Mean cycle:"),
+        backfill_max_cycle_us: sdiag_value(&sdiag, "Backfilling stats", "Max cycle:"),
+    }
+}
+
+/// The Unix time of a slurmctld log line's `[YYYY-MM-DDTHH:MM:SS.mmm]`
+/// stamp (the machine's clock is UTC).
+fn harness_time(line: &str) -> Option<f64> {
+    let stamp = line.strip_prefix('[')?.split(']').next()?;
+    let (date, time) = stamp.split_once('T')?;
+    let d: Vec<i64> = date
+        .split('-')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
+    let t: Vec<i64> = hms
+        .split(':')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let days = days_from_civil(d[0], d[1], d[2]);
+    let seconds = days * 86400 + t[0] * 3600 + t[1] * 60 + t[2];
+    Some(seconds as f64 + format!("0.{frac}").parse::<f64>().ok()?)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn percentile(sorted: &[u64], q: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    Some(sorted[i])
+}
+
+#[test]
+#[ignore = "a measurement, not a test: run scripts/bench-plugin.sh"]
+fn bench_plugin_throughput_against_backfill() {
+    let n = env_number("FAIRMATCH_BENCH_JOBS", 5000);
+    let window = env_number("FAIRMATCH_BENCH_WINDOW", 60) as f64;
+    let show =
+        |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.1} ms", v as f64 / 1000.0));
+    let mut rows = Vec::new();
+    for sched in ["sched/backfill", "sched/fairmatch"] {
+        let t = throughput(sched, n, window);
+        let mut locked = t.locked_us.clone();
+        locked.sort_unstable();
+        rows.push((sched, t, locked));
+    }
+    println!(
+        "\n{n} one-second jobs, 4 accounts, 16 nodes (24 slots); window {window:.0} s after the last submission\n"
+    );
+    println!("| scheduler | submit | jobs completed per minute | slurmctld CPU | locks per cycle p50 / p90 / p99 / max | sdiag main cycle mean / max | sdiag backfilling max cycle |");
+    println!("|---|---|---|---|---|---|---|");
+    for (sched, t, locked) in &rows {
+        let per_minute = t.completed as f64 * 60.0 / t.window;
+        let cpu = 100.0 * t.cpu_seconds / t.window;
+        let locks = if locked.is_empty() {
+            "-".to_string()
+        } else {
+            format!(
+                "{} / {} / {} / {} ({} cycles)",
+                show(percentile(locked, 0.5)),
+                show(percentile(locked, 0.9)),
+                show(percentile(locked, 0.99)),
+                show(locked.last().copied()),
+                locked.len()
+            )
+        };
+        println!(
+            "| {sched} | {:.1} s | {per_minute:.0} | {cpu:.1}% | {locks} | {} / {} | {} |",
+            t.submit_seconds,
+            show(t.sdiag_mean_cycle_us),
+            show(t.sdiag_max_cycle_us),
+            show(t.backfill_max_cycle_us),
+        );
+    }
+    let (_, b, _) = &rows[0];
+    let (_, f, _) = &rows[1];
+    println!(
+        "\nsdiag's main schedule cycle is the time under slurmctld's locks; under fairmatch its \
+         backfilling section holds fairmatch's whole cycle, solve included (outside the locks)."
+    );
+    println!(
+        "\nfairmatch / backfill: throughput {:.2}x, slurmctld CPU {:.2}x",
+        (f.completed as f64 / f.window) / (b.completed as f64 / b.window).max(1e-9),
+        (f.cpu_seconds / f.window) / (b.cpu_seconds / b.window).max(1e-9),
+    );
+    assert!(
+        b.completed > 0 && f.completed > 0,
+        "nothing completed in the window"
+    );
+}
