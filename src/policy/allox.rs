@@ -138,6 +138,9 @@ impl Policy for Allox {
             })
             .collect();
         let mut plan: Option<Plan> = None;
+        // The eligible users (sorted) and the candidates the cap chose
+        // for them, less the jobs started since.
+        let mut selection: Option<(Vec<usize>, Vec<&PendingJob>)> = None;
         let mut starts = Vec::new();
 
         'start: while !left.is_empty() && idle.contains(&true) {
@@ -158,13 +161,25 @@ impl Policy for Allox {
             loop {
                 let eligible = ((alpha * users.len() as f64).ceil() as usize).clamp(1, users.len());
                 let chosen = &users[..eligible];
-                let pool: Vec<&PendingJob> = left
-                    .iter()
-                    .copied()
-                    .filter(|j| chosen.contains(&j.user))
-                    .collect();
-                let cap = self.max_candidates.unwrap_or(usize::MAX);
-                let candidates = candidates::select(&pool, cap, self.candidate_rule, &usable);
+                let mut chosen_sorted = chosen.to_vec();
+                chosen_sorted.sort_unstable();
+                // The cap picks its candidates once per eligible set: a
+                // start within the same instant does not pull the next job
+                // past the cap in (that would cost one solve per start).
+                let candidates = match &selection {
+                    Some((users, jobs)) if *users == chosen_sorted => jobs.clone(),
+                    _ => {
+                        let pool: Vec<&PendingJob> = left
+                            .iter()
+                            .copied()
+                            .filter(|j| chosen.contains(&j.user))
+                            .collect();
+                        let cap = self.max_candidates.unwrap_or(usize::MAX);
+                        let jobs = candidates::select(&pool, cap, self.candidate_rule, &usable);
+                        selection = Some((chosen_sorted, jobs.clone()));
+                        jobs
+                    }
+                };
                 let mut ids: Vec<usize> = candidates.iter().map(|j| j.id).collect();
                 ids.sort_unstable();
                 if plan.as_ref().is_none_or(|p| p.jobs != ids) {
@@ -193,6 +208,9 @@ impl Policy for Allox {
                         / view.user_weights[started.user];
                     p.queues[machine].remove(0);
                     p.jobs.retain(|&id| id != job);
+                    if let Some((_, jobs)) = &mut selection {
+                        jobs.retain(|j| j.id != job);
+                    }
                     starts.push(Start { job, machine });
                     continue 'start;
                 }
