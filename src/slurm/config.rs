@@ -36,12 +36,11 @@ pub struct Config {
 
 /// The plugin's default cap on the jobs one decision weighs. Uncapped, a
 /// queue of 9,000 took 32 s per decision on 24 slots (a 10,000-job burst
-/// then ran at under one job a second). With 1,000 candidates, a
-/// 5,000-job queue of one-second jobs on 24 slots ran at 0.43x
-/// `sched/backfill`'s throughput for 10x its CPU (a decision took up to
-/// 5 s); with 200, at 1.01x for 2.3x (`scripts/bench-plugin.sh`,
-/// docs/performance.md). Jobs past the cap wait for the ones ahead of them,
-/// as they would anyway. `MaxCandidates=0` lifts it.
+/// then ran at under one job a second). On a 5,000-job queue of one-second
+/// jobs on 24 slots (`scripts/bench-plugin.sh`, docs/performance.md), 200
+/// candidates gave 1.16x `sched/backfill`'s throughput at 1.8x its CPU,
+/// and 1,000 gave 1.09x at 2.5x. Jobs past the cap wait for the ones ahead
+/// of them, as they would anyway. `MaxCandidates=0` lifts it.
 pub const DEFAULT_MAX_CANDIDATES: usize = 200;
 
 impl Default for Config {
