@@ -1,21 +1,80 @@
 //! Criterion benchmarks of the exact solvers on the seeded random instances
-//! that `fairmatch bench solver` uses. The munkres reference runs only on a
-//! size its dense matrix can hold, beside ours on the same instance.
+//! that `fairmatch bench solver` uses, each beside its baseline measured in
+//! the same run: a shortest-first sort of the same jobs (the whole optimum
+//! on one machine, and a floor for any exact method), and the munkres
+//! reference where its dense matrix fits. Before criterion's figures, each
+//! size prints the ratio of the medians of a few quick timings.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use fairmatch::solver::{fast, munkres_ref, random};
+use fairmatch::solver::{fast, munkres_ref, random, Instance};
 use std::hint::black_box;
+use std::time::Instant;
+
+/// The baseline: jobs sorted by their fastest time.
+fn shortest_first(instance: &Instance) -> Vec<usize> {
+    let fastest: Vec<f64> = (0..instance.jobs())
+        .map(|j| {
+            (0..instance.flavors)
+                .filter_map(|f| instance.time(j, f))
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..instance.jobs()).collect();
+    order.sort_by(|&a, &b| fastest[a].total_cmp(&fastest[b]));
+    order
+}
+
+/// Median seconds of `runs` calls of `f`.
+fn median_seconds(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[runs / 2]
+}
 
 fn solvers(c: &mut Criterion) {
     let mut group = c.benchmark_group("solve");
     group.sample_size(10);
-    for &(jobs, machines) in &[(40, 9), (400, 96), (2000, 500)] {
-        let instance = random::instance(jobs, machines, 3, 1);
-        let id = format!("{jobs}x{machines}");
+    // (jobs, machines, flavors): wide clusters, and deep queues on few
+    // machines (the slow case, see docs/performance.md).
+    for &(jobs, machines, flavors) in &[
+        (40, 9, 3),
+        (400, 96, 3),
+        (2000, 500, 3),
+        (500, 16, 2),
+        (500, 1, 1),
+    ] {
+        let instance = random::instance(jobs, machines, flavors, 1);
+        let id = format!("{jobs}x{machines}x{flavors}");
+        let ours = median_seconds(5, || {
+            black_box(fast::solve(black_box(&instance)).unwrap());
+        });
+        let sort = median_seconds(5, || {
+            black_box(shortest_first(black_box(&instance)));
+        });
+        eprintln!(
+            "{id}: fast {ours:.6} s, shortest-first sort {sort:.6} s: {:.0}x the baseline",
+            ours / sort.max(1e-9)
+        );
         group.bench_with_input(BenchmarkId::new("fast", &id), &instance, |b, i| {
             b.iter(|| fast::solve(black_box(i)).unwrap())
         });
+        group.bench_with_input(BenchmarkId::new("sort", &id), &instance, |b, i| {
+            b.iter(|| shortest_first(black_box(i)))
+        });
         if jobs <= 40 {
+            let reference = median_seconds(5, || {
+                black_box(munkres_ref::solve(black_box(&instance)).unwrap());
+            });
+            eprintln!(
+                "{id}: munkres {reference:.6} s: fast is {:.0}x faster",
+                reference / ours.max(1e-9)
+            );
             group.bench_with_input(BenchmarkId::new("munkres", &id), &instance, |b, i| {
                 b.iter(|| munkres_ref::solve(black_box(i)).unwrap())
             });
