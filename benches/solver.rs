@@ -6,23 +6,10 @@
 //! size prints the ratio of the medians of a few quick timings.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use fairmatch::solver::{fast, munkres_ref, random, Instance};
+use fairmatch::solver::random::shortest_first;
+use fairmatch::solver::{fast, munkres_ref, random};
 use std::hint::black_box;
 use std::time::Instant;
-
-/// The baseline: jobs sorted by their fastest time.
-fn shortest_first(instance: &Instance) -> Vec<usize> {
-    let fastest: Vec<f64> = (0..instance.jobs())
-        .map(|j| {
-            (0..instance.flavors)
-                .filter_map(|f| instance.time(j, f))
-                .fold(f64::INFINITY, f64::min)
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..instance.jobs()).collect();
-    order.sort_by(|&a, &b| fastest[a].total_cmp(&fastest[b]));
-    order
-}
 
 /// Median seconds of `runs` calls of `f`.
 fn median_seconds(runs: usize, mut f: impl FnMut()) -> f64 {

@@ -1,6 +1,7 @@
 //! `fairmatch bench solver`: one seeded instance, one solve, measured.
 
 use super::{BenchSolverArgs, CliError};
+use fairmatch::solver::random::shortest_first;
 use fairmatch::solver::{self, random, SolverKind};
 use serde::Serialize;
 use std::time::Instant;
@@ -21,20 +22,6 @@ struct BenchReport {
     /// `seconds / baseline_seconds`.
     ratio: f64,
     peak_rss_mb: Option<f64>,
-}
-
-/// Sorts the jobs by their fastest time, shortest first: the baseline.
-fn shortest_first(instance: &solver::Instance) -> Vec<usize> {
-    let fastest: Vec<f64> = (0..instance.jobs())
-        .map(|j| {
-            (0..instance.flavors)
-                .filter_map(|f| instance.time(j, f))
-                .fold(f64::INFINITY, f64::min)
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..instance.jobs()).collect();
-    order.sort_by(|&a, &b| fastest[a].total_cmp(&fastest[b]));
-    order
 }
 
 pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {

@@ -1,7 +1,8 @@
 //! Seeded random instances for benchmarks: machines split evenly across
 //! flavors, a quarter of them busy, job lengths log-uniform from a minute to
 //! ten hours, per-flavor speed factors from 0.2x to 5x, and about one
-//! flavor in ten forbidden per job (never all of them).
+//! flavor in ten forbidden per job (never all of them). Also the
+//! benchmarks' baseline, [`shortest_first`].
 
 use super::{Instance, Machine};
 use rand::rngs::StdRng;
@@ -39,4 +40,20 @@ pub fn instance(jobs: usize, machines: usize, flavors: usize, seed: u64) -> Inst
         times,
         preferred: Vec::new(),
     }
+}
+
+/// The benchmarks' baseline: the jobs in order of their fastest time,
+/// shortest first. On one machine that order is the whole optimum, and any
+/// exact method costs at least this much.
+pub fn shortest_first(instance: &Instance) -> Vec<usize> {
+    let fastest: Vec<f64> = (0..instance.jobs())
+        .map(|j| {
+            (0..instance.flavors)
+                .filter_map(|f| instance.time(j, f))
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..instance.jobs()).collect();
+    order.sort_by(|&a, &b| fastest[a].total_cmp(&fastest[b]));
+    order
 }
