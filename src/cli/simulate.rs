@@ -48,9 +48,8 @@ pub(super) struct RunReport {
 }
 
 pub fn run(args: SimulateArgs) -> Result<(), CliError> {
-    let (name, scenario) = load(&args)?;
+    let (name, scenario, time_unit) = load(&args)?;
     let specs = run_specs(&args)?;
-    let time_unit = seconds_per_unit(&args);
     let options = SimOptions {
         estimates: match args.estimate_error {
             Some(sigma) => EstimateSource::RelativeError {
@@ -131,30 +130,9 @@ fn allox_cluster(options: &AlloxOptions) -> Result<fairmatch::model::Cluster, Cl
         .map_err(|e| CliError::Input(format!("--gpu-slots/--cpu-slots: {e}")))
 }
 
-/// Seconds in one time unit of the input: AlloX's profiling probes last at
-/// least one.
-fn seconds_per_unit(args: &SimulateArgs) -> f64 {
-    match (&args.workload, args.format) {
-        (None, _) => {
-            let bundled = match args.bundled {
-                BundledArg::Testbed => Bundled::Testbed,
-                BundledArg::Google => Bundled::Google,
-            };
-            allox_options(args, bundled.options()).seconds_per_unit
-        }
-        (Some(_), Format::Allox) => {
-            let defaults = AlloxOptions {
-                gpu_slots: 0,
-                cpu_slots: 0,
-                seconds_per_unit: 1.0,
-            };
-            allox_options(args, defaults).seconds_per_unit
-        }
-        (Some(_), Format::Native) => 1.0,
-    }
-}
-
-fn load(args: &SimulateArgs) -> Result<(String, Scenario), CliError> {
+/// The scenario, its name, and the seconds in one time unit of its input
+/// (AlloX's profiling probes last at least one).
+fn load(args: &SimulateArgs) -> Result<(String, Scenario, f64), CliError> {
     let input = |e: io::InputError| CliError::Input(e.to_string());
     let Some(path) = &args.workload else {
         if args.cluster.is_some() {
@@ -175,6 +153,7 @@ fn load(args: &SimulateArgs) -> Result<(String, Scenario), CliError> {
                 cluster: allox_cluster(&options)?,
                 workload,
             },
+            options.seconds_per_unit,
         ));
     };
     let name = path.display().to_string();
@@ -196,6 +175,7 @@ fn load(args: &SimulateArgs) -> Result<(String, Scenario), CliError> {
                     cluster: spec.cluster,
                     workload,
                 },
+                1.0,
             ))
         }
         Format::Allox => {
@@ -224,6 +204,7 @@ fn load(args: &SimulateArgs) -> Result<(String, Scenario), CliError> {
                     cluster: allox_cluster(&options)?,
                     workload,
                 },
+                options.seconds_per_unit,
             ))
         }
     }

@@ -77,7 +77,7 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
         if !seen_ids.insert(name.clone()) {
             return Err(at(format!("job id '{name}' appears twice")));
         }
-        let arrival = finite(
+        let arrival = within_bound(
             parse_seconds(f[3], "arrival").map_err(at)? * unit,
             "arrival",
             f[3],
@@ -108,13 +108,13 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
                 s[8]
             )));
         }
-        let cpu = finite(
+        let cpu = within_bound(
             parse_seconds(s[4], "cpuTime").map_err(at)? * unit,
             "cpuTime",
             s[4],
         )
         .map_err(at)?;
-        let gpu = finite(
+        let gpu = within_bound(
             parse_seconds(s[7], "gpuTime").map_err(at)? * unit,
             "gpuTime",
             s[7],
@@ -133,8 +133,8 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
             };
             let cpu_est = cpu * (1.0 + err(s[9], "cpuErr")?);
             let gpu_est = gpu * (1.0 + err(s[10], "gpuErr")?);
-            estimates[CPU] = Some(finite(cpu_est, "cpuTime with cpuErr", s[9]).map_err(at)?);
-            estimates[GPU] = Some(finite(gpu_est, "gpuTime with gpuErr", s[10]).map_err(at)?);
+            estimates[CPU] = Some(within_bound(cpu_est, "cpuTime with cpuErr", s[9]).map_err(at)?);
+            estimates[GPU] = Some(within_bound(gpu_est, "gpuTime with gpuErr", s[10]).map_err(at)?);
         }
 
         let (line, edges) = lines
@@ -156,12 +156,6 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
         });
     }
     Ok(Workload { users, jobs })
-}
-
-/// A time that grew too large when scaled (by the unit, or by an error
-/// factor) is refused rather than carried on, imprecise or infinite.
-fn finite(seconds: f64, what: &str, text: &str) -> Result<f64, String> {
-    within_bound(seconds, what, text)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ pub mod allox_format;
 pub mod cluster_yaml;
 pub mod workload_csv;
 
-use crate::model::MAX_SECONDS;
+use crate::model::{check_seconds, MAX_SECONDS};
 use std::fmt;
 use std::path::Path;
 
@@ -62,13 +62,12 @@ pub(crate) fn parse_seconds(text: &str, what: &str) -> Result<f64, String> {
     within_bound(value, what, text)
 }
 
-/// A time in seconds (after any scaling) that is at most [`MAX_SECONDS`].
+/// A time in seconds (after any scaling: a unit, an error factor) within
+/// the model's bound ([`check_seconds`]), reported against the input text.
 pub(crate) fn within_bound(seconds: f64, what: &str, text: &str) -> Result<f64, String> {
-    if seconds <= MAX_SECONDS {
-        Ok(seconds)
-    } else {
-        Err(format!(
+    check_seconds(seconds, what).map_err(|_| {
+        format!(
             "{what}: '{text}' is too large: times are at most {MAX_SECONDS:e} s (about 317 years)"
-        ))
-    }
+        )
+    })
 }

@@ -16,8 +16,9 @@
 //! once, of the jobs matched to their first slots the one that arrived
 //! first starts, its user's score grows, and the eligible set is ranked again
 //! before the next start. Re-solving after every start is what AlloX does;
-//! we re-solve only when the candidate set changed. When it did not, the
-//! rest of the previous matching is still optimal: starting job `j` first
+//! we re-solve only when the eligible set changed (without a cap, that is
+//! exactly when the candidate set changed). When it did not, the rest of
+//! the previous matching is still optimal: starting job `j` first
 //! on machine `m` turns `m` into a machine busy for `p_j`, and every
 //! assignment of the other jobs costs exactly `p_j` per job on `m` more in
 //! the new instance than it did with `j` fixed first on `m`, so the order
@@ -47,9 +48,10 @@ pub struct Allox {
 
 /// The current matching inside one decision.
 struct Plan {
-    /// Candidate ids, sorted: what the matching was solved over, less the
-    /// jobs started since.
-    jobs: Vec<usize>,
+    /// The eligible users it was solved for, sorted. Their candidates are
+    /// chosen once (a capped set is not refilled after a start), so the
+    /// same users mean the same candidates less the jobs started since.
+    users: Vec<usize>,
     /// Per machine, the pending ids in run order.
     queues: Vec<Vec<usize>>,
 }
@@ -80,15 +82,25 @@ impl Allox {
         Ok(())
     }
 
+    pub fn set_stickiness(&mut self, seconds: f64) -> Result<(), PolicyError> {
+        check_stickiness(seconds)?;
+        self.stickiness = seconds;
+        Ok(())
+    }
+
     fn check(&self) -> Result<(), PolicyError> {
         check_alpha(self.alpha)?;
-        if !(self.stickiness.is_finite() && self.stickiness >= 0.0) {
-            return Err(PolicyError::Parameter(format!(
-                "stickiness {} must be a finite number of seconds >= 0",
-                self.stickiness
-            )));
-        }
+        check_stickiness(self.stickiness)
+    }
+}
+
+fn check_stickiness(seconds: f64) -> Result<(), PolicyError> {
+    if seconds.is_finite() && seconds >= 0.0 {
         Ok(())
+    } else {
+        Err(PolicyError::Parameter(format!(
+            "stickiness {seconds} must be a finite number of seconds >= 0"
+        )))
     }
 }
 
@@ -138,9 +150,6 @@ impl Policy for Allox {
             })
             .collect();
         let mut plan: Option<Plan> = None;
-        // The eligible users (sorted) and the candidates the cap chose
-        // for them, less the jobs started since.
-        let mut selection: Option<(Vec<usize>, Vec<&PendingJob>)> = None;
         let mut starts = Vec::new();
 
         'start: while !left.is_empty() && idle.contains(&true) {
@@ -163,27 +172,20 @@ impl Policy for Allox {
                 let chosen = &users[..eligible];
                 let mut chosen_sorted = chosen.to_vec();
                 chosen_sorted.sort_unstable();
-                // The cap picks its candidates once per eligible set: a
-                // start within the same instant does not pull the next job
-                // past the cap in (that would cost one solve per start).
-                let candidates = match &selection {
-                    Some((users, jobs)) if *users == chosen_sorted => jobs.clone(),
-                    _ => {
-                        let pool: Vec<&PendingJob> = left
-                            .iter()
-                            .copied()
-                            .filter(|j| chosen.contains(&j.user))
-                            .collect();
-                        let cap = self.max_candidates.unwrap_or(usize::MAX);
-                        let jobs = candidates::select(&pool, cap, self.candidate_rule, &usable);
-                        selection = Some((chosen_sorted, jobs.clone()));
-                        jobs
-                    }
-                };
-                let mut ids: Vec<usize> = candidates.iter().map(|j| j.id).collect();
-                ids.sort_unstable();
-                if plan.as_ref().is_none_or(|p| p.jobs != ids) {
-                    plan = Some(self.solve(view, &free_in, &idle, &candidates, ids)?);
+                // A new eligible set gets its candidates and a new
+                // matching; the same set keeps both. So the cap picks its
+                // candidates once per eligible set: a start within the
+                // same instant does not pull the next job past the cap in
+                // (that would cost one solve per start).
+                if plan.as_ref().is_none_or(|p| p.users != chosen_sorted) {
+                    let pool: Vec<&PendingJob> = left
+                        .iter()
+                        .copied()
+                        .filter(|j| chosen.contains(&j.user))
+                        .collect();
+                    let cap = self.max_candidates.unwrap_or(usize::MAX);
+                    let candidates = candidates::select(&pool, cap, self.candidate_rule, &usable);
+                    plan = Some(self.solve(view, &free_in, &candidates, chosen_sorted)?);
                 }
                 let p = plan.as_mut().expect("just solved");
                 // Of the jobs the matching starts now, the one that has
@@ -207,9 +209,10 @@ impl Policy for Allox {
                     scores[started.user] += job_share(view, &started.estimates, flavor)
                         / view.user_weights[started.user];
                     p.queues[machine].remove(0);
-                    p.jobs.retain(|&id| id != job);
-                    if let Some((_, jobs)) = &mut selection {
-                        jobs.retain(|j| j.id != job);
+                    // A user whose last job just started leaves the
+                    // eligible set without changing the candidates.
+                    if !left.iter().any(|l| l.user == started.user) {
+                        p.users.retain(|&u| u != started.user);
                     }
                     starts.push(Start { job, machine });
                     continue 'start;
@@ -225,20 +228,19 @@ impl Policy for Allox {
 }
 
 impl Allox {
-    /// Solves the matching over `candidates` (`ids` are theirs, sorted),
-    /// with machines free in `free_in`.
+    /// Solves the matching over `candidates`, the jobs of the eligible
+    /// `users` (sorted), with machines free in `free_in`.
     fn solve(
         &mut self,
         view: &View<'_>,
         free_in: &[f64],
-        idle: &[bool],
         candidates: &[&PendingJob],
-        ids: Vec<usize>,
+        users: Vec<usize>,
     ) -> Result<Plan, PolicyError> {
         let machines = view.machines.len();
         if candidates.is_empty() {
             return Ok(Plan {
-                jobs: ids,
+                users,
                 queues: vec![Vec::new(); machines],
             });
         }
@@ -247,7 +249,7 @@ impl Allox {
             machines: (0..machines)
                 .map(|m| Machine {
                     flavor: view.machines[m].flavor,
-                    free_in: if idle[m] { 0.0 } else { free_in[m] },
+                    free_in: free_in[m],
                 })
                 .collect(),
             releases: candidates.iter().map(|j| j.arrival - view.now).collect(),
@@ -278,7 +280,7 @@ impl Allox {
             .into_iter()
             .map(|q| q.into_iter().map(|c| candidates[c].id).collect())
             .collect();
-        Ok(Plan { jobs: ids, queues })
+        Ok(Plan { users, queues })
     }
 }
 

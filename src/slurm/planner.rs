@@ -49,14 +49,8 @@ fn configure(allox: &mut Allox, config: &Config) {
     }
     allox.max_candidates = config.max_candidates;
     allox.candidate_rule = config.candidate_rule;
-    if config.stickiness.is_finite() && config.stickiness >= 0.0 {
-        allox.stickiness = config.stickiness;
-    } else {
-        log::error!(
-            "stickiness {} must be a finite number of seconds >= 0; keeping {}",
-            config.stickiness,
-            allox.stickiness
-        );
+    if let Err(e) = allox.set_stickiness(config.stickiness) {
+        log::error!("{e}; keeping {}", allox.stickiness);
     }
 }
 
