@@ -3,7 +3,7 @@
 //! medium ones. Instances include ties, zero and 1e9 durations, forbidden
 //! flavors, busy machines and preferred machines with bonuses.
 
-use fairmatch::solver::{brute, fast, munkres_ref, Instance, Machine, Solution};
+use fairmatch::solver::{brute, exchange, fast, munkres_ref, Instance, Machine, Solution};
 use proptest::prelude::*;
 
 fn duration() -> impl Strategy<Value = Option<f64>> {
@@ -124,6 +124,99 @@ proptest! {
         let m = munkres_ref::solve(&inst).unwrap();
         assert_well_formed(&inst, &f);
         assert_same_objective(&f, &m);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #[test]
+    fn exchange_matches_brute_force(inst in instance(7, 3)) {
+        let state = exchange::Exchange::cold(&inst);
+        prop_assert!(state.is_ok(), "the exchange search could not certify a step");
+        let e = state.unwrap().solution(&inst);
+        let b = brute::solve(&inst).unwrap();
+        assert_well_formed(&inst, &e);
+        assert_same_objective(&e, &b);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+    #[test]
+    fn exchange_matches_munkres(inst in instance(60, 10)) {
+        let state = exchange::Exchange::cold(&inst);
+        prop_assert!(state.is_ok(), "the exchange search could not certify a step");
+        let e = state.unwrap().solution(&inst);
+        let m = munkres_ref::solve(&inst).unwrap();
+        assert_well_formed(&inst, &e);
+        assert_same_objective(&e, &m);
+    }
+}
+
+/// One step of a warm run: a job arrives (times, preference), or a
+/// machine starts its first job, or the clock moves on.
+#[derive(Clone, Debug)]
+enum Step {
+    Arrive(Vec<Option<f64>>, Option<(usize, f64)>),
+    Start(usize),
+    Advance(f64),
+}
+
+fn warm_run(max_steps: usize) -> impl Strategy<Value = (Instance, Vec<Step>)> {
+    instance(8, 5).prop_flat_map(move |inst| {
+        let f = inst.flavors;
+        let m = inst.machines.len();
+        let step = prop_oneof![
+            3 => (
+                prop::collection::vec(duration(), f),
+                prop_oneof![2 => Just(None), 1 => (0..m, (0u32..50).prop_map(f64::from)).prop_map(Some)],
+            )
+                .prop_map(|(t, p)| Step::Arrive(t, p)),
+            2 => (0..m).prop_map(Step::Start),
+            1 => (0u32..300).prop_map(|d| Step::Advance(f64::from(d))),
+        ];
+        (Just(inst), prop::collection::vec(step, 0..max_steps))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// The warm state after any run of arrivals, starts and clock moves
+    /// costs exactly what a cold solve of the same jobs on the same
+    /// machines costs.
+    #[test]
+    fn warm_equals_cold((inst, steps) in warm_run(40)) {
+        let mut state = exchange::Exchange::cold(&inst).expect("cold solve certified");
+        for step in steps {
+            match step {
+                Step::Arrive(mut times, preferred) => {
+                    let usable = |times: &[Option<f64>]| {
+                        inst.machines.iter().any(|m| times[m.flavor].is_some())
+                    };
+                    if !usable(&times) {
+                        times[inst.machines[0].flavor] = Some(7.0);
+                    }
+                    prop_assert!(state.add_job(&times, preferred).is_ok(), "arrival not certified");
+                }
+                Step::Start(m) => {
+                    state.start_front(m);
+                }
+                Step::Advance(dt) => {
+                    // Only as far as every machine with a queue stays busy.
+                    let queues = state.queues();
+                    let room = (0..queues.len())
+                        .filter(|&m| !queues[m].is_empty())
+                        .map(|m| state.free_in(m))
+                        .fold(f64::INFINITY, f64::min);
+                    state.advance(dt.min(room));
+                }
+            }
+            let (remaining, _) = state.remaining();
+            let cold = munkres_ref::solve(&remaining).unwrap();
+            let warm = state.cost();
+            let tol = 1e-9 * cold.objective.abs().max(1.0);
+            prop_assert!((warm - cold.objective).abs() <= tol, "warm {} != cold {}", warm, cold.objective);
+        }
     }
 }
 

@@ -186,6 +186,8 @@ enum PolicyArg {
 enum SolverArg {
     /// Our exact solver: lazy slots, searched by flavor and position.
     Fast,
+    /// Our exact solver for deep queues: shortest paths over machines.
+    Exchange,
     /// The generic Hungarian method on the dense matrix (slow; reference).
     Munkres,
 }
@@ -194,6 +196,7 @@ impl From<SolverArg> for fairmatch::solver::SolverKind {
     fn from(s: SolverArg) -> Self {
         match s {
             SolverArg::Fast => Self::Fast,
+            SolverArg::Exchange => Self::Exchange,
             SolverArg::Munkres => Self::Munkres,
         }
     }

@@ -11,6 +11,7 @@
 //! instances for tests.
 
 pub mod brute;
+pub mod exchange;
 pub mod fast;
 #[cfg(feature = "cli")]
 pub mod munkres_ref;
@@ -185,6 +186,9 @@ impl std::error::Error for SolveError {}
 pub enum SolverKind {
     #[default]
     Fast,
+    /// Shortest paths over machines instead of slots ([`exchange`]): its
+    /// cost grows with the jobs, not with jobs x positions.
+    Exchange,
     /// The generic Hungarian method of the `munkres` crate on the dense
     /// matrix, as AlloX and Gavel do it. Kept for comparison.
     #[cfg(feature = "cli")]
@@ -195,6 +199,7 @@ impl SolverKind {
     pub fn name(self) -> &'static str {
         match self {
             SolverKind::Fast => "fast",
+            SolverKind::Exchange => "exchange",
             #[cfg(feature = "cli")]
             SolverKind::Munkres => "munkres",
         }
@@ -204,6 +209,7 @@ impl SolverKind {
 pub fn solve(instance: &Instance, kind: SolverKind) -> Result<Solution, SolveError> {
     match kind {
         SolverKind::Fast => fast::solve(instance),
+        SolverKind::Exchange => exchange::solve(instance),
         #[cfg(feature = "cli")]
         SolverKind::Munkres => munkres_ref::solve(instance),
     }
