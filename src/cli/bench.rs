@@ -1,6 +1,7 @@
 //! `fairmatch bench solver`: one seeded instance, one solve, measured.
 
 use super::{BenchSolverArgs, CliError};
+use fairmatch::solver::exchange::{self, Exchange};
 use fairmatch::solver::random::shortest_first;
 use fairmatch::solver::{self, random, SolverKind};
 use serde::Serialize;
@@ -12,6 +13,9 @@ struct BenchReport {
     machines: usize,
     flavors: usize,
     solver: &'static str,
+    /// The exchange solver could not certify a step and the slot solver
+    /// solved the instance instead (its time is included).
+    fell_back: bool,
     seconds: f64,
     objective: f64,
     /// The named baseline, timed in the same run on the same instance:
@@ -30,10 +34,17 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
             "need --flavors >= 1 and at least one machine per flavor".into(),
         ));
     }
+    if args.incremental {
+        return incremental(args);
+    }
     let instance = random::instance(args.jobs, args.machines, args.flavors, args.seed);
     let kind: SolverKind = args.solver.into();
     let started = Instant::now();
-    let solution = solver::solve(&instance, kind).map_err(|e| CliError::Run(e.to_string()))?;
+    let (solution, fell_back) = match kind {
+        SolverKind::Exchange => exchange::solve_reporting(&instance),
+        _ => solver::solve(&instance, kind).map(|s| (s, false)),
+    }
+    .map_err(|e| CliError::Run(e.to_string()))?;
     let seconds = started.elapsed().as_secs_f64();
     // The sort takes microseconds; repeat it for a stable figure.
     let repeats = 20;
@@ -47,6 +58,7 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
         machines: args.machines,
         flavors: args.flavors,
         solver: kind.name(),
+        fell_back,
         seconds,
         objective: solution.objective,
         baseline: "shortest-first sort",
@@ -61,18 +73,145 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
         );
     } else {
         println!(
-            "{} jobs x {} machines x {} flavors, {}: {:.6} s, objective {}, peak RSS {} MB; \
+            "{} jobs x {} machines x {} flavors, {}{}: {:.6} s, objective {}, peak RSS {} MB; \
              {}: {:.6} s ({:.0}x)",
             report.jobs,
             report.machines,
             report.flavors,
             report.solver,
+            if report.fell_back {
+                " (fell back to the slot solver)"
+            } else {
+                ""
+            },
             report.seconds,
             report.objective,
             report.peak_rss_mb.map_or("?".into(), |m| format!("{m:.1}")),
             report.baseline,
             report.baseline_seconds,
             report.ratio,
+        );
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct IncrementalReport {
+    jobs: usize,
+    machines: usize,
+    flavors: usize,
+    /// The baseline: one cold exchange solve of the starting instance.
+    cold_seconds: f64,
+    arrivals: usize,
+    arrival_median_seconds: f64,
+    arrival_max_seconds: f64,
+    completions: usize,
+    completion_median_seconds: f64,
+    completion_max_seconds: f64,
+    /// `cold_seconds / arrival_median_seconds`.
+    arrival_speedup: f64,
+    /// The final warm state's cost, and a cold solve's of the same jobs.
+    warm_cost: f64,
+    cold_cost: f64,
+    peak_rss_mb: Option<f64>,
+}
+
+/// `bench solver --incremental`: warm re-solves after one event each.
+fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
+    let run = |e: exchange::Inexact| {
+        CliError::Run(format!(
+            "{e:?}: the exchange search could not certify a step"
+        ))
+    };
+    let instance = random::instance(args.jobs, args.machines, args.flavors, args.seed);
+    instance
+        .validate()
+        .map_err(|e| CliError::Run(e.to_string()))?;
+    // Arrivals come from a second instance of the same shape.
+    let arrivals = random::instance(args.events, args.machines, args.flavors, args.seed + 1);
+    let started = Instant::now();
+    let mut state = Exchange::cold(&instance).map_err(run)?;
+    let cold_seconds = started.elapsed().as_secs_f64();
+    let (mut arrive, mut complete) = (Vec::new(), Vec::new());
+    for e in 0..args.events {
+        if e % 2 == 0 {
+            let f = args.flavors;
+            let times = &arrivals.times[e * f..(e + 1) * f];
+            let started = Instant::now();
+            state.add_job(times, None).map_err(run)?;
+            arrive.push(started.elapsed().as_secs_f64());
+        } else {
+            // The next completion: the busy-soonest machine with a queue.
+            let queues = state.queues();
+            let Some(m) = (0..queues.len())
+                .filter(|&m| !queues[m].is_empty())
+                .min_by(|&a, &b| state.free_in(a).total_cmp(&state.free_in(b)))
+            else {
+                continue;
+            };
+            let started = Instant::now();
+            state.advance(state.free_in(m));
+            state.start_front(m);
+            complete.push(started.elapsed().as_secs_f64());
+        }
+    }
+    let (remaining, _) = state.remaining();
+    let cold_cost = Exchange::cold(&remaining).map_err(run)?.cost();
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let max = |v: &Vec<f64>| v.iter().copied().fold(0.0, f64::max);
+    let report = IncrementalReport {
+        jobs: args.jobs,
+        machines: args.machines,
+        flavors: args.flavors,
+        cold_seconds,
+        arrivals: arrive.len(),
+        arrival_max_seconds: max(&arrive),
+        arrival_median_seconds: median(&mut arrive),
+        completions: complete.len(),
+        completion_max_seconds: max(&complete),
+        completion_median_seconds: median(&mut complete),
+        arrival_speedup: 0.0,
+        warm_cost: state.cost(),
+        cold_cost,
+        peak_rss_mb: peak_rss_mb(),
+    };
+    let report = IncrementalReport {
+        arrival_speedup: report.cold_seconds / report.arrival_median_seconds.max(1e-9),
+        ..report
+    };
+    let tolerance = 1e-9 * report.cold_cost.abs().max(1.0);
+    if (report.warm_cost - report.cold_cost).abs() > tolerance {
+        return Err(CliError::Run(format!(
+            "warm cost {} differs from a cold solve's {}",
+            report.warm_cost, report.cold_cost
+        )));
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&report).map_err(|e| CliError::Run(e.to_string()))?
+        );
+    } else {
+        println!(
+            "{} jobs x {} machines x {} flavors, warm: arrival median {:.6} s / max {:.6} s ({} arrivals), \
+             completion median {:.6} s / max {:.6} s ({}); cold solve {:.3} s ({:.0}x the median arrival); \
+             warm cost {} = cold cost {}",
+            report.jobs,
+            report.machines,
+            report.flavors,
+            report.arrival_median_seconds,
+            report.arrival_max_seconds,
+            report.arrivals,
+            report.completion_median_seconds,
+            report.completion_max_seconds,
+            report.completions,
+            report.cold_seconds,
+            report.arrival_speedup,
+            report.warm_cost,
+            report.cold_cost,
         );
     }
     Ok(())

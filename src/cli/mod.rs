@@ -150,6 +150,16 @@ pub struct BenchSolverArgs {
     /// Print one JSON object instead of a line of text.
     #[arg(long)]
     json: bool,
+    /// Measure warm re-solves instead: solve the instance cold with the
+    /// exchange solver, then replay `--events` events on the kept state
+    /// (alternately an arrival and a completion that starts the next
+    /// machine's first job), time each, and check the final warm state
+    /// against a cold solve of the same jobs.
+    #[arg(long)]
+    incremental: bool,
+    /// Events replayed by `--incremental`.
+    #[arg(long, default_value_t = 200)]
+    events: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
