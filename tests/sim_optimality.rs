@@ -6,7 +6,7 @@ use fairmatch::metrics::JobOutcome;
 use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Workload};
 use fairmatch::policy::{allox::Allox, fifo::Fifo, Policy};
 use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions, PROBE_FRACTION};
-use fairmatch::solver::{brute, Instance, Machine};
+use fairmatch::solver::{brute, Instance, Machine, SolverKind};
 use proptest::prelude::*;
 
 fn scenario(slots: &[usize], jobs: &[(usize, f64, Vec<Option<f64>>)]) -> Scenario {
@@ -111,6 +111,32 @@ proptest! {
         sticky.stickiness = 5.0;
         let total: f64 = run(&s, &mut sticky, &EXACT).iter().map(JobOutcome::jct).sum();
         prop_assert!((total - optimum).abs() < 1e-9, "sticky AlloX total {} vs optimum {}", total, optimum);
+        // The exchange solver keeps its matching between decisions (warm
+        // starts and front starts); that must not cost optimality either.
+        let mut warm = Allox::new(1.0).unwrap();
+        warm.solver = SolverKind::Exchange;
+        let total: f64 = run(&s, &mut warm, &EXACT).iter().map(JobOutcome::jct).sum();
+        prop_assert!((total - optimum).abs() < 1e-9, "warm AlloX total {} vs optimum {}", total, optimum);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// With staggered arrivals, the warm plan is checked against a cold
+    /// solve after every update (a debug assertion in `warm_plan`, which
+    /// `cargo test` builds in), and every job completes.
+    #[test]
+    fn allox_with_a_warm_plan_matches_cold_solves(s in scenarios(), gaps in prop::collection::vec(0u32..40, 7)) {
+        let mut s = s;
+        let mut t = 0.0;
+        for (job, gap) in s.workload.jobs.iter_mut().zip(gaps) {
+            t += f64::from(gap);
+            job.arrival = t;
+        }
+        let mut warm = Allox::new(1.0).unwrap();
+        warm.solver = SolverKind::Exchange;
+        let outcomes = run(&s, &mut warm, &EXACT);
+        prop_assert_eq!(outcomes.len(), s.workload.jobs.len());
     }
 }
 

@@ -25,6 +25,7 @@
 //! of assignments does not change.
 
 use super::candidates::{self, CandidateRule};
+use super::warm_plan::{WarmPlan, WarmSlot};
 use super::{by_arrival, job_share, usage_scores, PendingJob, Policy, PolicyError, Start, View};
 use crate::solver::{self, Instance, Machine, SolverKind};
 use std::collections::HashMap;
@@ -44,6 +45,9 @@ pub struct Allox {
     pub stickiness: f64,
     /// The previous plans: pending job id -> machine.
     planned: HashMap<usize, usize>,
+    /// With the exchange solver and no stickiness: the last matching,
+    /// kept for the next decision (see `warm_plan`).
+    warm: WarmSlot,
 }
 
 /// The current matching inside one decision.
@@ -69,6 +73,7 @@ impl Allox {
             solver: SolverKind::Fast,
             stickiness: 0.0,
             planned: HashMap::new(),
+            warm: WarmSlot::default(),
         })
     }
 
@@ -209,6 +214,11 @@ impl Policy for Allox {
                     scores[started.user] += job_share(view, &started.estimates, flavor)
                         / view.user_weights[started.user];
                     p.queues[machine].remove(0);
+                    if let Some(w) = self.warm.0.as_mut() {
+                        if !w.start(machine, job) {
+                            self.warm.0 = None;
+                        }
+                    }
                     // A user whose last job just started leaves the
                     // eligible set without changing the candidates.
                     if !left.iter().any(|l| l.user == started.user) {
@@ -238,11 +248,23 @@ impl Allox {
         users: Vec<usize>,
     ) -> Result<Plan, PolicyError> {
         let machines = view.machines.len();
+        let warm = self.solver == SolverKind::Exchange && self.stickiness == 0.0;
+        if !warm {
+            self.warm.0 = None;
+        }
         if candidates.is_empty() {
+            self.warm.0 = None;
             return Ok(Plan {
                 users,
                 queues: vec![Vec::new(); machines],
             });
+        }
+        if let Some(w) = self.warm.0.as_mut() {
+            if w.update(view.now, free_in, candidates) {
+                let queues = w.queues();
+                return Ok(Plan { users, queues });
+            }
+            self.warm.0 = None;
         }
         let instance = Instance {
             flavors: view.flavors.len(),
@@ -271,6 +293,15 @@ impl Allox {
                 Vec::new()
             },
         };
+        if warm {
+            let ids = candidates.iter().map(|j| j.id).collect();
+            instance.validate()?;
+            if let Some(w) = WarmPlan::cold(&instance, ids, view.now) {
+                let queues = w.queues();
+                self.warm.0 = Some(w);
+                return Ok(Plan { users, queues });
+            }
+        }
         let solution = solver::solve(&instance, self.solver)?;
         for (j, s) in candidates.iter().zip(&solution.slots) {
             self.planned.insert(j.id, s.machine);

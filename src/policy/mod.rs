@@ -8,6 +8,7 @@ pub mod allox;
 pub mod candidates;
 pub mod fifo;
 pub mod jsq;
+mod warm_plan;
 
 use crate::model::{best_flavor, Flavor};
 use crate::solver::SolveError;

@@ -328,6 +328,16 @@ impl Exchange {
         self.sink += dt;
     }
 
+    /// The job `machine` runs next, if it has a queue.
+    pub fn front(&self, machine: usize) -> Option<u32> {
+        self.queues[machine].members.first().map(|&(_, j)| j)
+    }
+
+    /// The number of machines.
+    pub fn machines(&self) -> usize {
+        self.queues.len()
+    }
+
     /// How long until `machine` is free.
     pub fn free_in(&self, machine: usize) -> f64 {
         self.queues[machine].free_in

@@ -1,0 +1,154 @@
+//! AlloX's matching kept between decisions, for `--solver exchange`.
+//!
+//! Between two decisions of a busy queue, usually only three things
+//! happen: time passes, jobs arrive, and machines start the first job of
+//! their planned queue. The exchange solver's state absorbs each of them
+//! exactly (see `solver::exchange`), so the next decision costs one
+//! augmentation per arrival instead of a cold solve of the whole queue.
+//!
+//! Anything else (a machine free earlier or later than planned, a job that
+//! left the candidates, a step the solver cannot certify) makes
+//! [`WarmPlan::update`] refuse, and the caller solves cold. So a warm plan
+//! is always the plan a cold solve would cost.
+
+use super::PendingJob;
+use crate::solver::exchange::Exchange;
+use crate::solver::Instance;
+use std::collections::HashMap;
+
+pub(crate) struct WarmPlan {
+    state: Exchange,
+    /// State id -> pending job id.
+    ids: Vec<usize>,
+    /// Pending job id -> state id, for the jobs not started yet.
+    index: HashMap<usize, u32>,
+    /// The absolute time the state describes.
+    now: f64,
+}
+
+impl WarmPlan {
+    /// A cold solve of `instance`, whose jobs are `ids`, at time `now`.
+    /// `None` if the exchange search could not certify a step.
+    pub(crate) fn cold(instance: &Instance, ids: Vec<usize>, now: f64) -> Option<Self> {
+        let state = Exchange::cold(instance).ok()?;
+        let index = ids
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| (id, i as u32))
+            .collect();
+        Some(WarmPlan {
+            state,
+            ids,
+            index,
+            now,
+        })
+    }
+
+    /// Brings the plan to time `now`, machines free in `free_in`, and
+    /// exactly these candidates. False if that is not a warm step (the plan
+    /// is then unusable and must be dropped).
+    pub(crate) fn update(&mut self, now: f64, free_in: &[f64], candidates: &[&PendingJob]) -> bool {
+        let dt = now - self.now;
+        if dt < 0.0 || free_in.len() != self.state.machines() {
+            return false;
+        }
+        for (m, &actual) in free_in.iter().enumerate() {
+            let planned = self.state.free_in(m);
+            // A machine with a queue must stay busy through `dt`, or it
+            // would have started its next job in between.
+            if self.state.front(m).is_some() && planned < dt - 1e-9 * dt.max(1.0) {
+                return false;
+            }
+            let expected = (planned - dt).max(0.0);
+            if (expected - actual).abs() > 1e-6 * actual.abs().max(1.0) {
+                return false;
+            }
+        }
+        let kept = candidates
+            .iter()
+            .filter(|j| self.index.contains_key(&j.id))
+            .count();
+        if kept != self.index.len() {
+            return false;
+        }
+        self.state.advance(dt);
+        self.now = now;
+        for job in candidates {
+            if self.index.contains_key(&job.id) {
+                continue;
+            }
+            match self.state.add_job(&job.estimates, None) {
+                Ok(i) => {
+                    debug_assert_eq!(i as usize, self.ids.len());
+                    self.ids.push(job.id);
+                    self.index.insert(job.id, i);
+                }
+                Err(_) => return false,
+            }
+        }
+        #[cfg(debug_assertions)]
+        self.check_against_cold();
+        true
+    }
+
+    /// Debug builds, small queues: the warm plan costs what a cold solve of
+    /// the same jobs costs.
+    #[cfg(debug_assertions)]
+    fn check_against_cold(&self) {
+        if self.index.len() > 64 {
+            return;
+        }
+        let (instance, _) = self.state.remaining();
+        if let Ok(cold) = crate::solver::fast::solve(&instance) {
+            let warm = self.state.cost();
+            let tolerance = 1e-9 * cold.objective.abs().max(1.0);
+            assert!(
+                (warm - cold.objective).abs() <= tolerance,
+                "warm plan {warm} != cold solve {}",
+                cold.objective
+            );
+        }
+    }
+
+    /// Per machine, the pending ids in run order.
+    pub(crate) fn queues(&self) -> Vec<Vec<usize>> {
+        self.state
+            .queues()
+            .into_iter()
+            .map(|q| q.into_iter().map(|i| self.ids[i as usize]).collect())
+            .collect()
+    }
+
+    /// Starts `job`, which must be first on `machine`. False if it is not.
+    pub(crate) fn start(&mut self, machine: usize, job: usize) -> bool {
+        match self.index.get(&job) {
+            Some(&i) if self.state.front(machine) == Some(i) => {
+                self.state.start_front(machine);
+                self.index.remove(&job);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The warm plan as a field of a `Clone + Debug` policy: a clone starts
+/// cold, since the state is a cache, not part of the policy's settings.
+#[derive(Default)]
+pub(crate) struct WarmSlot(pub(crate) Option<WarmPlan>);
+
+impl Clone for WarmSlot {
+    fn clone(&self) -> Self {
+        WarmSlot(None)
+    }
+}
+
+impl std::fmt::Debug for WarmSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "WarmSlot({})",
+            if self.0.is_some() { "warm" } else { "cold" }
+        )
+    }
+}
