@@ -218,7 +218,7 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
 }
 
 /// The process's peak resident set (VmHWM), where /proc has it.
-fn peak_rss_mb() -> Option<f64> {
+pub fn peak_rss_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;

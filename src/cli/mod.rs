@@ -1,6 +1,7 @@
 //! Command-line arguments and dispatch.
 
 mod bench;
+mod bench_sim;
 mod simulate;
 mod table;
 
@@ -127,6 +128,37 @@ enum BenchCommand {
     /// peak memory. Machines are split evenly across flavors; a quarter are
     /// busy.
     Solver(BenchSolverArgs),
+    /// Run a seeded synthetic workload through the simulator under AlloX
+    /// (alpha 1, exact estimates), re-solving at every event, with a
+    /// progress bar; report the time and the decisions per second.
+    Sim(BenchSimArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchSimArgs {
+    /// Jobs in the workload.
+    #[arg(long, default_value_t = 100_000)]
+    jobs: usize,
+    #[arg(long, default_value_t = 20)]
+    gpu_slots: usize,
+    #[arg(long, default_value_t = 20)]
+    cpu_slots: usize,
+    /// Offered work over capacity (Poisson arrivals).
+    #[arg(long, default_value_t = 0.9)]
+    load: f64,
+    /// Queue every job at time 0 instead (the deep-queue case).
+    #[arg(long)]
+    at_once: bool,
+    #[arg(long, default_value_t = 10)]
+    users: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Matching solver; `exchange` keeps its matching between decisions.
+    #[arg(long, value_enum, default_value_t = SolverArg::Exchange)]
+    solver: SolverArg,
+    /// Print one JSON object instead of a line of text.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -193,7 +225,7 @@ enum PolicyArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum SolverArg {
+pub enum SolverArg {
     /// Our exact solver: lazy slots, searched by flavor and position.
     Fast,
     /// Our exact solver for deep queues: shortest paths over machines.
@@ -268,5 +300,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
     match args.command {
         Command::Simulate(a) => simulate::run(a),
         Command::Bench(BenchCommand::Solver(a)) => bench::solver(a),
+        Command::Bench(BenchCommand::Sim(a)) => bench_sim::run(a),
     }
 }

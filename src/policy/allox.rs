@@ -26,9 +26,10 @@
 
 use super::candidates::{self, CandidateRule};
 use super::warm_plan::{WarmPlan, WarmSlot};
-use super::{by_arrival, job_share, usage_scores, PendingJob, Policy, PolicyError, Start, View};
+use super::{
+    by_arrival, job_share, usage_scores, IdMap, PendingJob, Policy, PolicyError, Start, View,
+};
 use crate::solver::{self, Instance, Machine, SolverKind};
-use std::collections::HashMap;
 
 #[derive(Clone, Debug)]
 pub struct Allox {
@@ -44,7 +45,7 @@ pub struct Allox {
     /// what lets a simulator predict a real cluster job by job.
     pub stickiness: f64,
     /// The previous plans: pending job id -> machine.
-    planned: HashMap<usize, usize>,
+    planned: IdMap<usize>,
     /// With the exchange solver and no stickiness: the last matching,
     /// kept for the next decision (see `warm_plan`).
     warm: WarmSlot,
@@ -72,7 +73,7 @@ impl Allox {
             candidate_rule: CandidateRule::default(),
             solver: SolverKind::Fast,
             stickiness: 0.0,
-            planned: HashMap::new(),
+            planned: IdMap::default(),
             warm: WarmSlot::default(),
         })
     }
@@ -136,8 +137,13 @@ impl Policy for Allox {
         if view.pending.is_empty() || !idle.contains(&true) {
             return Ok(Vec::new());
         }
-        let by_id: HashMap<usize, &PendingJob> = view.pending.iter().map(|j| (j.id, j)).collect();
-        self.planned.retain(|id, _| by_id.contains_key(id));
+        let by_id: IdMap<&PendingJob> = view.pending.iter().map(|j| (j.id, j)).collect();
+        if self.stickiness > 0.0 {
+            self.planned.retain(|id, _| by_id.contains_key(id));
+        } else {
+            // Plans are only remembered for stickiness.
+            self.planned.clear();
+        }
         let mut free_in: Vec<f64> = (0..view.machines.len()).map(|m| view.free_in(m)).collect();
         let mut scores = usage_scores(view);
         let attained = |u: usize| view.attained.get(u).copied().unwrap_or(0.0);
@@ -303,8 +309,10 @@ impl Allox {
             }
         }
         let solution = solver::solve(&instance, self.solver)?;
-        for (j, s) in candidates.iter().zip(&solution.slots) {
-            self.planned.insert(j.id, s.machine);
+        if self.stickiness > 0.0 {
+            for (j, s) in candidates.iter().zip(&solution.slots) {
+                self.planned.insert(j.id, s.machine);
+            }
         }
         let queues = solution
             .queues(machines)

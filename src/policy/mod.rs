@@ -165,3 +165,29 @@ pub(crate) fn by_arrival(pending: &[PendingJob]) -> Vec<&PendingJob> {
     jobs.sort_by(|a, b| a.arrival.total_cmp(&b.arrival).then(a.id.cmp(&b.id)));
     jobs
 }
+
+/// A hasher for job ids (`usize`): one multiply, as in rustc's FxHasher.
+/// Ids are not attacker-chosen here, and SipHash showed up at the top of
+/// deep-queue profiles.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// A map keyed by job id.
+pub(crate) type IdMap<V> =
+    std::collections::HashMap<usize, V, std::hash::BuildHasherDefault<IdHasher>>;

@@ -11,17 +11,16 @@
 //! [`WarmPlan::update`] refuse, and the caller solves cold. So a warm plan
 //! is always the plan a cold solve would cost.
 
-use super::PendingJob;
+use super::{IdMap, PendingJob};
 use crate::solver::exchange::Exchange;
 use crate::solver::Instance;
-use std::collections::HashMap;
 
 pub(crate) struct WarmPlan {
     state: Exchange,
     /// State id -> pending job id.
     ids: Vec<usize>,
     /// Pending job id -> state id, for the jobs not started yet.
-    index: HashMap<usize, u32>,
+    index: IdMap<u32>,
     /// The absolute time the state describes.
     now: f64,
 }
