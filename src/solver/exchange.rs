@@ -78,6 +78,20 @@ pub fn solve_reporting(inst: &Instance) -> Result<(Solution, bool), SolveError> 
     }
 }
 
+/// Every time the search sees is a multiple of `GRID` seconds (1/1024 s),
+/// so every sum and difference it forms is exact in `f64` up to 2^43 s,
+/// far past the simulator's clock bound. Exact arithmetic is what makes
+/// ties real ties: two paths of equal length must compare equal, because
+/// ties go to the path with fewer arcs, and only that rule keeps a path
+/// that visits a machine twice priced right. Rounding each time to the
+/// grid moves a job's cost by at most its position times 1/2048 s; the
+/// objective the caller sees is recomputed from the original times.
+const GRID: f64 = 1024.0;
+
+fn on_grid(t: f64) -> f64 {
+    (t * GRID).round() / GRID
+}
+
 /// Minimum over a fixed array, with point updates and range queries.
 #[derive(Default)]
 struct MinTree {
@@ -199,9 +213,11 @@ pub struct Exchange {
     preferred: Vec<Option<(usize, f64)>>,
     queues: Vec<Queue>,
     has_flavor: Vec<bool>,
-    /// The sink's potential: absorbing `y` into `m` has reduced cost
-    /// `absorb - u_y + sink`.
-    sink: f64,
+    /// Per machine, the potential of its free place: absorbing `y` into
+    /// `m` has reduced cost `absorb - u_y + sink[m]`. Kept low enough that
+    /// no member is cheaper to remove than its potential says, which is
+    /// what makes two exchanges on one machine add up (module comment).
+    sink: Vec<f64>,
     home: Vec<u32>,
     index: Vec<u32>,
     u: Vec<f64>,
@@ -227,7 +243,7 @@ impl Exchange {
                 has_flavor[m.flavor] = true;
                 let mut q = Queue {
                     flavor: m.flavor,
-                    free_in: m.free_in,
+                    free_in: on_grid(m.free_in),
                     members: Vec::new(),
                     prefix: vec![0.0],
                     shorter: MinTree::default(),
@@ -245,7 +261,7 @@ impl Exchange {
             preferred: Vec::new(),
             queues,
             has_flavor,
-            sink: 0.0,
+            sink: vec![0.0; machines.len()],
             home: Vec::new(),
             index: Vec::new(),
             u: Vec::new(),
@@ -322,10 +338,13 @@ impl Exchange {
     /// when the plan's estimates hold. Idle machines stay at 0, which only
     /// makes them dearer, so the potentials stay valid.
     pub fn advance(&mut self, dt: f64) {
+        let dt = on_grid(dt);
         for q in &mut self.queues {
             q.free_in = (q.free_in - dt).max(0.0);
         }
-        self.sink += dt;
+        for s in &mut self.sink {
+            *s += dt;
+        }
     }
 
     /// The job `machine` runs next, if it has a queue.
@@ -415,8 +434,8 @@ impl Exchange {
     fn push_job(&mut self, times: &[Option<f64>], preferred: Option<(usize, f64)>) -> u32 {
         debug_assert_eq!(times.len(), self.flavors);
         let j = self.home.len() as u32;
-        self.times.extend_from_slice(times);
-        self.preferred.push(preferred);
+        self.times.extend(times.iter().map(|t| t.map(on_grid)));
+        self.preferred.push(preferred.map(|(m, b)| (m, on_grid(b))));
         self.home.push(NONE);
         self.index.push(NONE);
         self.u.push(0.0);
@@ -459,6 +478,18 @@ impl Exchange {
         for i in 0..n {
             let (_, x) = self.queues[m].members[i];
             leaves.push(self.longer_key(m, i, x));
+        }
+        // The removal condition: `u_x - sink[m] >= C(S) - C(S - x)`, and
+        // `C(S) - C(S - x) = a + G_S(x) - b_x`, so the bound is the
+        // smallest unmasked `longer` key less `a`.
+        let floor = leaves
+            .iter()
+            .copied()
+            .filter(|k| k.is_finite())
+            .fold(f64::INFINITY, f64::min)
+            - self.queues[m].free_in;
+        if floor < self.sink[m] {
+            self.sink[m] = floor;
         }
         let q = &mut self.queues[m];
         q.longer.build(&leaves);
@@ -537,14 +568,16 @@ impl Exchange {
             let Some((absorb, eject, x)) = self.entry_costs(y, m) else {
                 continue;
             };
-            let a = d + self.reduced(absorb + self.sink, uy);
+            let r = self.reduced(absorb + self.sink[m], uy);
+            let a = d + r;
             if a <= *bound {
                 *bound = a;
                 self.heap.push(Reverse((Key(a), h, ABSORB, y, m as u32)));
             }
             if x != NONE {
-                let e = d + self.reduced(eject, uy);
-                if e < *bound {
+                let r = self.reduced(eject, uy);
+                let e = d + r;
+                if e <= *bound {
                     self.heap.push(Reverse((Key(e), h, EJECT, y, m as u32)));
                 }
             }
@@ -557,7 +590,7 @@ impl Exchange {
         let mut first = f64::INFINITY;
         for m in 0..self.queues.len() {
             if let Some((absorb, eject, _)) = self.entry_costs(start, m) {
-                first = first.min(absorb + self.sink).min(eject);
+                first = first.min(absorb + self.sink[m]).min(eject);
             }
         }
         if !first.is_finite() {
@@ -586,9 +619,10 @@ impl Exchange {
             if x == NONE {
                 continue;
             }
-            let now = self.dist[y as usize] + self.reduced(eject, self.u[y as usize]);
+            let r = self.reduced(eject, self.u[y as usize]);
+            let now = self.dist[y as usize] + r;
             if now > d {
-                if now < bound {
+                if now <= bound {
                     self.heap.push(Reverse((Key(now), h, EJECT, y, m)));
                 }
                 continue;
@@ -696,7 +730,7 @@ impl Exchange {
                 continue;
             }
             if let Some((absorb, eject, _)) = self.entry_costs(x, m) {
-                slack = slack.min(absorb + self.sink - ux).min(eject - ux);
+                slack = slack.min(absorb + self.sink[m] - ux).min(eject - ux);
             }
         }
         if slack > 0.0 {
