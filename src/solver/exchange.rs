@@ -36,12 +36,21 @@
 //! falls back to the slot solver, which is exact by construction. So speed
 //! never costs optimality.
 //!
-//! **Known gap.** Potentials live on jobs, not on (job, machine) pairs as
-//! in Murota's algorithm. A path that visits one machine twice can then be
-//! priced wrong. Paths that long (more arcs than machines) do occur on
-//! 16-machine queues of a few thousand jobs; the check catches them and the
-//! solve falls back. On one or two machines, and in every property test,
-//! no step has failed the check.
+//! Two conditions make a path that visits one machine twice add up (the
+//! "unique minimum" lemma behind Murota's algorithm), and both are kept:
+//! - **Ties are exact, and fewer arcs win them.** All times sit on a grid
+//!   of 1/1024 s, so sums are exact in `f64` and equal paths compare
+//!   equal. Before the grid, paths of equal length differed in the last
+//!   bit, and the longer path sometimes won.
+//! - **Each machine has its own free-place potential** (`sink[m]`), kept
+//!   low enough that removing any member is no cheaper than its potential
+//!   says. With one shared sink, a job that arrived in front of a member
+//!   made that member's removal dearer than its potential, and an exchange
+//!   and an absorb on the same machine no longer added up.
+//!
+//! With both, no step has failed its check in the property tests or in 300
+//! seeded shapes (30 to 400 jobs, 2 to 40 machines, 2 to 4 flavors). The
+//! check and the fallback stay as the guarantee.
 //!
 //! The state outlives one solve ([`Exchange`]). That is the warm start:
 //! - an arrival is one augmentation;
