@@ -2,12 +2,13 @@
 //! that `fairmatch bench solver` uses, each beside its baseline measured in
 //! the same run: a shortest-first sort of the same jobs (the whole optimum
 //! on one machine, and a floor for any exact method), and the munkres
-//! reference where its dense matrix fits. Before criterion's figures, each
+//! reference where its dense matrix fits, and the exchange solver on the
+//! deep queues (16 machines or fewer). Before criterion's figures, each
 //! size prints the ratio of the medians of a few quick timings.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fairmatch::solver::random::shortest_first;
-use fairmatch::solver::{fast, munkres_ref, random};
+use fairmatch::solver::{exchange, fast, munkres_ref, random};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -34,6 +35,7 @@ fn solvers(c: &mut Criterion) {
         (400, 96, 3),
         (2000, 500, 3),
         (500, 16, 2),
+        (500, 2, 2),
         (500, 1, 1),
     ] {
         let instance = random::instance(jobs, machines, flavors, 1);
@@ -51,6 +53,20 @@ fn solvers(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("fast", &id), &instance, |b, i| {
             b.iter(|| fast::solve(black_box(i)).unwrap())
         });
+        // The exchange solver on the deep queues it is for, beside `fast`.
+        if machines <= 16 {
+            let exchange_s = median_seconds(5, || {
+                black_box(exchange::solve(black_box(&instance)).unwrap());
+            });
+            eprintln!(
+                "{id}: exchange {exchange_s:.6} s: {:.1}x fast's time, {:.0}x the baseline",
+                exchange_s / ours.max(1e-9),
+                exchange_s / sort.max(1e-9)
+            );
+            group.bench_with_input(BenchmarkId::new("exchange", &id), &instance, |b, i| {
+                b.iter(|| exchange::solve(black_box(i)).unwrap())
+            });
+        }
         group.bench_with_input(BenchmarkId::new("sort", &id), &instance, |b, i| {
             b.iter(|| shortest_first(black_box(i)))
         });
