@@ -220,6 +220,26 @@ proptest! {
     }
 }
 
+/// Times that round to the same grid point still run shortest first.
+#[test]
+fn exchange_keeps_sub_grid_order() {
+    for times in [[0.0003, 0.0001], [300.0003, 300.0001]] {
+        let inst = Instance {
+            flavors: 1,
+            machines: vec![Machine {
+                flavor: 0,
+                free_in: 0.0,
+            }],
+            releases: vec![0.0; 2],
+            times: times.iter().map(|&t| Some(t)).collect(),
+            preferred: Vec::new(),
+        };
+        let e = exchange::solve(&inst).unwrap();
+        let b = brute::solve(&inst).unwrap();
+        assert_same_objective(&e, &b);
+    }
+}
+
 #[test]
 fn unplaceable_job_is_an_error_not_a_panic() {
     let inst = Instance {

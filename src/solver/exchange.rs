@@ -223,6 +223,8 @@ type Entry = Reverse<(Key, u32, u8, u32, u32)>;
 pub struct Exchange {
     flavors: usize,
     times: Vec<Option<f64>>,
+    /// The times as given, before the grid: they order equal grid times.
+    raw_times: Vec<Option<f64>>,
     preferred: Vec<Option<(usize, f64)>>,
     queues: Vec<Queue>,
     has_flavor: Vec<bool>,
@@ -271,6 +273,7 @@ impl Exchange {
         Exchange {
             flavors,
             times: Vec::new(),
+            raw_times: Vec::new(),
             preferred: Vec::new(),
             queues,
             has_flavor,
@@ -447,6 +450,7 @@ impl Exchange {
         debug_assert_eq!(times.len(), self.flavors);
         let j = self.home.len() as u32;
         self.times.extend(times.iter().map(|t| t.map(on_grid)));
+        self.raw_times.extend_from_slice(times);
         self.preferred.push(preferred.map(|(m, b)| (m, on_grid(b))));
         self.home.push(NONE);
         self.index.push(NONE);
@@ -690,14 +694,21 @@ impl Exchange {
             }
         });
         for &(y, m, x) in &moves {
-            let q = &mut self.queues[m];
+            let f = self.queues[m].flavor;
             if x != NONE {
+                let q = &mut self.queues[m];
                 let i = q.members.iter().position(|&(_, z)| z == x).ok_or(Inexact)?;
                 q.members.remove(i);
             }
-            let p = self.times[y as usize * self.flavors + q.flavor].ok_or(Inexact)?;
-            let at = q.members.partition_point(|&(r, z)| (r, z) < (p, y));
-            q.members.insert(at, (p, y));
+            let p = self.times[y as usize * self.flavors + f].ok_or(Inexact)?;
+            // Equal grid times run in the order of the original times
+            // (then ids), so rounding never reorders a machine's queue.
+            let order = |z: u32| self.raw_times[z as usize * self.flavors + f].unwrap_or(0.0);
+            let key = (p, order(y), y);
+            let at = self.queues[m]
+                .members
+                .partition_point(|&(r, z)| (r, order(z), z) < key);
+            self.queues[m].members.insert(at, (p, y));
             self.home[y as usize] = m as u32;
         }
         for i in 0..self.labelled_list.len() {
