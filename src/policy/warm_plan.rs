@@ -6,13 +6,15 @@
 //! exactly (see `solver::exchange`), so the next decision costs one
 //! augmentation per arrival instead of a cold solve of the whole queue.
 //!
-//! Anything else (a machine free earlier or later than planned, a job that
-//! left the candidates, a step the solver cannot certify) makes
-//! [`WarmPlan::update`] refuse, and the caller solves cold. So a warm plan
-//! is always the plan a cold solve would cost.
+//! Anything else (a machine free earlier or later than planned by more
+//! than the grid's rounding, a job that left the candidates or whose
+//! estimates changed, a step the solver cannot certify) makes
+//! [`WarmPlan::update`] refuse, and the caller solves cold. A warm plan
+//! costs what a cold solve of the same gridded times costs (see
+//! `solver::exchange` on the grid); debug builds check it.
 
 use super::{IdMap, PendingJob};
-use crate::solver::exchange::Exchange;
+use crate::solver::exchange::{on_grid, Exchange};
 use crate::solver::Instance;
 
 pub(crate) struct WarmPlan {
@@ -47,7 +49,10 @@ impl WarmPlan {
     /// exactly these candidates. False if that is not a warm step (the plan
     /// is then unusable and must be dropped).
     pub(crate) fn update(&mut self, now: f64, free_in: &[f64], candidates: &[&PendingJob]) -> bool {
-        let dt = now - self.now;
+        // The state's clock moves in whole grid steps between the gridded
+        // decision times, so its machines never drift from the view by
+        // more than the rounding of one start and two clock readings.
+        let dt = on_grid(now) - on_grid(self.now);
         if dt < 0.0 || free_in.len() != self.state.machines() {
             return false;
         }
@@ -55,18 +60,35 @@ impl WarmPlan {
             let planned = self.state.free_in(m);
             // A machine with a queue must stay busy through `dt`, or it
             // would have started its next job in between.
-            if self.state.front(m).is_some() && planned < dt - 1e-9 * dt.max(1.0) {
+            if self.state.front(m).is_some() && planned < dt {
                 return false;
             }
             let expected = (planned - dt).max(0.0);
-            if (expected - actual).abs() > 1e-6 * actual.abs().max(1.0) {
+            if (expected - actual).abs() > 2.0 / 1024.0 + 1e-9 * actual.abs() {
                 return false;
             }
         }
-        let kept = candidates
-            .iter()
-            .filter(|j| self.index.contains_key(&j.id))
-            .count();
+        // Every job the state holds must still be a candidate, with the
+        // same estimates; anything else is not a warm step.
+        let flavors = self.state.flavors();
+        let mut kept = 0;
+        for job in candidates {
+            if job.estimates.len() != flavors {
+                return false;
+            }
+            if let Some(&i) = self.index.get(&job.id) {
+                let same = self
+                    .state
+                    .times_of(i)
+                    .iter()
+                    .zip(&job.estimates)
+                    .all(|(held, given)| *held == given.map(on_grid));
+                if !same {
+                    return false;
+                }
+                kept += 1;
+            }
+        }
         if kept != self.index.len() {
             return false;
         }

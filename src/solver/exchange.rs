@@ -101,7 +101,7 @@ pub fn solve_reporting(inst: &Instance) -> Result<(Solution, bool), SolveError> 
 /// objective the caller sees is recomputed from the original times.
 const GRID: f64 = 1024.0;
 
-fn on_grid(t: f64) -> f64 {
+pub(crate) fn on_grid(t: f64) -> f64 {
     (t * GRID).round() / GRID
 }
 
@@ -360,6 +360,16 @@ impl Exchange {
             q.free_in = (q.free_in - dt).max(0.0);
         }
         self.sink += dt;
+    }
+
+    /// A job's times per flavor as the search sees them (on the grid).
+    pub fn times_of(&self, job: u32) -> &[Option<f64>] {
+        &self.times[job as usize * self.flavors..(job as usize + 1) * self.flavors]
+    }
+
+    /// The number of flavors.
+    pub fn flavors(&self) -> usize {
+        self.flavors
     }
 
     /// The job `machine` runs next, if it has a queue.
