@@ -67,10 +67,7 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
         peak_rss_mb: peak_rss_mb(),
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| CliError::Run(e.to_string()))?
-        );
+        print_json(&report)?;
     } else {
         println!(
             "{} jobs x {} machines x {} flavors, {}{}: {:.6} s, objective {}, peak RSS {} MB; \
@@ -190,10 +187,7 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
         )));
     }
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| CliError::Run(e.to_string()))?
-        );
+        print_json(&report)?;
     } else {
         println!(
             "{} jobs x {} machines x {} flavors, warm: arrival median {:.6} s / max {:.6} s ({} arrivals), \
@@ -214,6 +208,13 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
             report.cold_cost,
         );
     }
+    Ok(())
+}
+
+/// A report as one line of JSON on stdout.
+pub fn print_json(report: &impl Serialize) -> Result<(), CliError> {
+    let line = serde_json::to_string(report).map_err(|e| CliError::Run(e.to_string()))?;
+    println!("{line}");
     Ok(())
 }
 

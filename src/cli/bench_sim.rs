@@ -1,10 +1,12 @@
 //! `fairmatch bench sim`: a seeded synthetic workload through the
 //! simulator under AlloX, with events per second.
 
-use super::{BenchSimArgs, CliError, SolverArg};
+use super::bench::print_json;
+use super::{BenchSimArgs, CliError};
 use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Workload};
 use fairmatch::policy::allox::Allox;
 use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
+use fairmatch::solver::SolverKind;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -136,11 +138,7 @@ pub fn run(args: BenchSimArgs) -> Result<(), CliError> {
         gpu_slots: args.gpu_slots,
         cpu_slots: args.cpu_slots,
         load: (!args.at_once).then_some(args.load),
-        solver: match args.solver {
-            SolverArg::Fast => "fast",
-            SolverArg::Exchange => "exchange",
-            SolverArg::Munkres => "munkres",
-        },
+        solver: SolverKind::from(args.solver).name(),
         seconds,
         decisions: outcome.decisions,
         decisions_per_second: outcome.decisions as f64 / seconds.max(1e-9),
@@ -148,10 +146,7 @@ pub fn run(args: BenchSimArgs) -> Result<(), CliError> {
         peak_rss_mb: super::bench::peak_rss_mb(),
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| CliError::Run(e.to_string()))?
-        );
+        print_json(&report)?;
     } else {
         println!(
             "{} jobs on {} gpu + {} cpu slots ({}), allox(a=1) with {}: {:.2} s, \

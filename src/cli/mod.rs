@@ -225,7 +225,7 @@ enum PolicyArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SolverArg {
+enum SolverArg {
     /// Our exact solver: lazy slots, searched by flavor and position.
     Fast,
     /// Our exact solver for deep queues: shortest paths over machines.
