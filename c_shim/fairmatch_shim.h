@@ -123,6 +123,9 @@ typedef struct {
 
 typedef struct {
 	uint32_t interval_ms;
+	/* Longest a cycle holds slurmctld's locks before it lets the
+	 * controller's other threads in and takes them again. */
+	uint32_t hold_ms;
 	/* Managed partitions, comma-separated; "" = all. */
 	char partitions[4 * FM_TEXT];
 } fm_settings_t;

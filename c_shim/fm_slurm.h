@@ -7,8 +7,10 @@
 
 #include "config.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -53,6 +55,31 @@ typedef struct {
 double fm_now(void);
 bool fm_manages(const char *partition);
 
+/* One cycle's holds of slurmctld's cycle locks. A hold lasts at most
+ * LockHoldMs (plus the one job being handled): work over many jobs calls
+ * fm_hold_spent() between jobs and fm_hold_yield() when it says so, and
+ * finds its jobs again by id after a yield. */
+typedef struct {
+	struct timeval since;	/* when the current hold began */
+	uint64_t since_cpu_ns, since_wait_ns;	/* the agent thread's CPU
+						 * time and run-queue wait then */
+	bool held;
+	uint32_t holds, longest_us, total_us;
+	/* The most CPU time one hold used: a hold's wall time also counts
+	 * the time the thread waited for a CPU while holding the locks. */
+	uint32_t longest_cpu_us;
+	const char *phase;	/* what the current hold is for, for the log */
+} fm_hold_t;
+
+void fm_lock(fm_hold_t *h);
+void fm_unlock(fm_hold_t *h);
+bool fm_hold_spent(const fm_hold_t *h);
+/* Unlocks, lets the controller's other threads in, and locks again.
+ * Returns false when the cycle must stop: scheduling was disabled, or
+ * partitions, reservations or slurm.conf changed meanwhile (as backfill's
+ * _yield_locks breaks out), so the copied nodes and partitions are stale. */
+bool fm_hold_yield(fm_hold_t *h);
+
 /* fm_snapshot.c: caller holds the cycle locks. */
 bool fm_is_gpu_one(const char *tres);
 /* The partitions the job may run in, as a new list (free it). */
@@ -73,8 +100,15 @@ typedef struct {
 	uint32_t ended_in_last;
 } fm_watch_t;
 
-void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
-		 time_t *last_finished_scan, fm_watch_t *watch);
+/* Nodes, partitions, running and finished jobs, and the ids of the
+ * pending managed jobs, whose copy (fm_snapshot_pending) is the long part. */
+void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
+		       time_t *last_finished_scan, fm_watch_t *watch,
+		       uint32_t **ids, size_t *n_ids);
+/* Copies the pending jobs ids[*next..n_ids). Returns true when done, false
+ * when the hold is spent first (yield, then call again). */
+bool fm_snapshot_pending(fm_snapshot_t *s, const uint32_t *ids, size_t n_ids,
+			 size_t *next, const fm_hold_t *h);
 void fm_free_snapshot(fm_snapshot_t *s);
 
 /* fm_start.c: caller holds the cycle locks. Jobs started so far. */
@@ -82,10 +116,13 @@ extern uint64_t fm_started_count;
 /* Batch jobs allocated but not launched yet; launches them once the job
  * state file holds their allocations. */
 size_t fm_deferred_count(void);
-size_t fm_launch_deferred(void);
+size_t fm_launch_deferred(fm_hold_t *h);
 void fm_unmanaged_pass(fm_reservation_t *resv);
+/* Yields the locks between decisions when the hold is spent, and stops
+ * (leaving the rest for the next cycle) if fm_hold_yield() says so. */
 size_t fm_apply(const fm_decision_t *decisions, int64_t count,
-		const fm_reservation_t *resv, fm_outcome_t *outcomes);
+		const fm_reservation_t *resv, fm_outcome_t *outcomes,
+		fm_hold_t *h);
 void fm_fallback(void);
 void fm_free_reservation(fm_reservation_t *resv);
 

@@ -39,18 +39,20 @@ bool fm_is_gpu_one(const char *tres)
 	       !xstrcmp(tres, "gres/gpu=1");
 }
 
-/* Whether every partition the job may use is managed by fairmatch. */
+static int _unmanaged_part(void *x, void *key)
+{
+	return !fm_manages(((part_record_t *) x)->name);
+}
+
+/* Whether every partition the job may use is managed by fairmatch. Called
+ * for every pending job twice a cycle: list_find_first() allocates no
+ * iterator. */
 static bool _partitions_managed(job_record_t *job_ptr)
 {
-	if (job_ptr->part_ptr_list) {
-		bool all = true;
-		part_record_t *part_ptr;
-		ListIterator it = list_iterator_create(job_ptr->part_ptr_list);
-		while ((part_ptr = list_next(it)))
-			all = all && fm_manages(part_ptr->name);
-		list_iterator_destroy(it);
-		return all;
-	}
+	static int key;	/* unused: list_find_first() asserts a key */
+	if (job_ptr->part_ptr_list)
+		return !list_find_first(job_ptr->part_ptr_list,
+					_unmanaged_part, &key);
 	return job_ptr->part_ptr && fm_manages(job_ptr->part_ptr->name);
 }
 
@@ -354,8 +356,9 @@ static fm_partition_t *_copy_partitions(size_t *count)
 	return parts;
 }
 
-void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
-		 time_t *last_finished_scan, fm_watch_t *watch)
+void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
+		       time_t *last_finished_scan, fm_watch_t *watch,
+		       uint32_t **ids, size_t *n_ids)
 {
 	job_record_t *job_ptr;
 	/* Finished jobs are taken from [previous scan's second, this
@@ -376,19 +379,22 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 	s->partitions = _copy_partitions(&s->n_partitions);
 
 	int total = list_count(job_list);
-	fm_job_t *pending = xcalloc(total + 1, sizeof(fm_job_t));
+	uint32_t *pending_ids = xcalloc(total + 1, sizeof(uint32_t));
+	size_t n = 0;
 	fm_job_t *running = xcalloc(total + 1, sizeof(fm_job_t));
 	fm_finished_t *finished = xcalloc(total + 1, sizeof(fm_finished_t));
 	ListIterator it = list_iterator_create(job_list);
 	while ((job_ptr = list_next(it))) {
-		if (fm_startable(job_ptr) && fm_managed(job_ptr)) {
-			if (_copy_pending(job_ptr, &pending[s->n_pending]))
-				s->n_pending++;
-		} else if (IS_JOB_PENDING(job_ptr) && job_ptr->details &&
-			   job_ptr->details->begin_time > scan_to) {
+		if (IS_JOB_PENDING(job_ptr) && job_ptr->details &&
+		    job_ptr->details->begin_time > scan_to) {
 			time_t b = job_ptr->details->begin_time;
 			if (!watch->next_begin || b < watch->next_begin)
 				watch->next_begin = b;
+		} else if (IS_JOB_PENDING(job_ptr)) {
+			/* Whether it may start, and what it may use, is
+			 * the long part: fm_snapshot_pending(). */
+			if (fm_managed(job_ptr))
+				pending_ids[n++] = job_ptr->job_id;
 		} else if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr) ||
 			   IS_JOB_COMPLETING(job_ptr)) {
 			/* A completing job keeps its slot until its epilog is
@@ -430,9 +436,28 @@ void fm_snapshot(fm_snapshot_t *s, const fm_reservation_t *resv,
 		}
 	}
 	list_iterator_destroy(it);
-	s->pending = pending;
+	s->pending = xcalloc(n + 1, sizeof(fm_job_t));
 	s->running = running;
 	s->finished = finished;
+	*ids = pending_ids;
+	*n_ids = n;
+}
+
+bool fm_snapshot_pending(fm_snapshot_t *s, const uint32_t *ids, size_t n_ids,
+			 size_t *next, const fm_hold_t *h)
+{
+	fm_job_t *pending = (fm_job_t *) s->pending;
+	for (; *next < n_ids; (*next)++) {
+		if (fm_hold_spent(h))
+			return false;
+		/* Found again by id: the lock may have been yielded since the
+		 * id was taken, and the job ended, changed or purged. */
+		job_record_t *job_ptr = find_job_record(ids[*next]);
+		if (job_ptr && fm_startable(job_ptr) && fm_managed(job_ptr) &&
+		    _copy_pending(job_ptr, &pending[s->n_pending]))
+			s->n_pending++;
+	}
+	return true;
 }
 
 void fm_free_snapshot(fm_snapshot_t *s)

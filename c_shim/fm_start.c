@@ -111,10 +111,14 @@ size_t fm_deferred_count(void)
 	return n_deferred;
 }
 
-size_t fm_launch_deferred(void)
+size_t fm_launch_deferred(fm_hold_t *h)
 {
 	size_t launched = 0;
 	for (size_t i = 0; i < n_deferred; i++) {
+		/* Allocated jobs are launched whatever changed meanwhile:
+		 * each is found again by id. */
+		if (fm_hold_spent(h))
+			fm_hold_yield(h);
 		job_record_t *job_ptr = find_job_record(deferred[i].job_id);
 		/* Cancelled or requeued meanwhile: Slurm has dealt with it. */
 		if (!job_ptr || !IS_JOB_RUNNING(job_ptr) ||
@@ -256,11 +260,16 @@ static void _refused(fm_outcome_t *o, job_record_t *job_ptr, int rc)
 }
 
 size_t fm_apply(const fm_decision_t *decisions, int64_t count,
-		const fm_reservation_t *resv, fm_outcome_t *outcomes)
+		const fm_reservation_t *resv, fm_outcome_t *outcomes,
+		fm_hold_t *h)
 {
 	size_t n = 0;
 	for (int64_t i = 0; i < count; i++) {
 		const fm_decision_t *dec = &decisions[i];
+		/* Each decision finds its job again by id, so a yield between
+		 * two of them is safe. */
+		if (fm_hold_spent(h) && !fm_hold_yield(h))
+			break;
 		job_record_t *job_ptr = find_job_record(dec->job_id);
 		bool live = job_ptr && fm_startable(job_ptr) &&
 			    fm_managed(job_ptr);
@@ -386,9 +395,11 @@ static void _easy_pass(bool include_managed, fm_reservation_t *resv)
 	List queue = list_create(NULL);
 	job_record_t *job_ptr;
 	ListIterator it = list_iterator_create(job_list);
+	/* Cheapest test first: the list holds every finished job too. */
 	while ((job_ptr = list_next(it)))
-		if (fm_startable(job_ptr) &&
-		    (include_managed || !fm_managed(job_ptr)))
+		if (IS_JOB_PENDING(job_ptr) &&
+		    (include_managed || !fm_managed(job_ptr)) &&
+		    fm_startable(job_ptr))
 			list_append(queue, job_ptr);
 	list_iterator_destroy(it);
 	list_sort(queue, _priority_cmp);

@@ -165,13 +165,81 @@ static bool _scheduling_allowed(void)
 	       !slurmctld_config.scheduling_disabled;
 }
 
-static uint32_t _usec_since(struct timeval *start)
+static uint32_t _usec_since(const struct timeval *start)
 {
 	struct timeval end;
 	gettimeofday(&end, NULL);
 	long long us = (end.tv_sec - start->tv_sec) * 1000000LL +
 		       (end.tv_usec - start->tv_usec);
 	return us < 0 ? 0 : (uint32_t) MIN(us, (long long) UINT32_MAX);
+}
+
+static uint64_t _thread_cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t) t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* The calling thread's time waiting for a CPU, from the kernel's
+ * schedstat (0 where it is not available). On a busy node, a hold's wall
+ * time is often mostly this wait. */
+static uint64_t _thread_wait_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+			wait = 0;
+		fclose(f);
+	}
+	return wait;
+}
+
+/* Long enough for a thread woken by our unlock to take the locks before
+ * we take them back. */
+#define YIELD_SLEEP_US 1000
+
+void fm_lock(fm_hold_t *h)
+{
+	lock_slurmctld(cycle_locks);
+	gettimeofday(&h->since, NULL);
+	h->since_cpu_ns = _thread_cpu_ns();
+	h->since_wait_ns = _thread_wait_ns();
+	h->held = true;
+	h->holds++;
+}
+
+void fm_unlock(fm_hold_t *h)
+{
+	uint32_t us = _usec_since(&h->since);
+	uint32_t cpu_us = (_thread_cpu_ns() - h->since_cpu_ns) / 1000;
+	uint64_t wait_ns = _thread_wait_ns();
+	h->held = false;
+	h->total_us += us;
+	h->longest_us = MAX(h->longest_us, us);
+	h->longest_cpu_us = MAX(h->longest_cpu_us, cpu_us);
+	unlock_slurmctld(cycle_locks);
+	if (us > 2000U * settings.hold_ms)
+		debug("fairmatch: held slurmctld's locks for %u us (%u us on a CPU, %"PRIu64" us waiting for one; %s), over twice LockHoldMs",
+		      us, cpu_us, (wait_ns - h->since_wait_ns) / 1000,
+		      h->phase ? h->phase : "?");
+}
+
+bool fm_hold_spent(const fm_hold_t *h)
+{
+	return _usec_since(&h->since) >= settings.hold_ms * 1000U;
+}
+
+bool fm_hold_yield(fm_hold_t *h)
+{
+	time_t part = last_part_update, resv = last_resv_update;
+	time_t conf = slurm_conf.last_update;
+	fm_unlock(h);
+	usleep(YIELD_SLEEP_US);
+	fm_lock(h);
+	return _scheduling_allowed() && part == last_part_update &&
+	       resv == last_resv_update && conf == slurm_conf.last_update;
 }
 
 /* sdiag: "Main schedule statistics" count fairmatch's cycles and the time
@@ -207,13 +275,13 @@ static void _record_stats(uint32_t locked_us, uint32_t cycle_us,
  * if slurmctld dies, and the job then runs again. Started jobs reach the
  * file before their scripts run; endings reach it within one cycle.
  */
-static void _make_durable(void)
+static uint32_t _make_durable(fm_hold_t *h)
 {
 	bool ended = watch.last_end > durable_end ||
 		     (watch.last_end == durable_end &&
 		      watch.ended_in_last > durable_ended);
 	if (!fm_deferred_count() && !ended)
-		return;
+		return 0;
 	struct timeval t;
 	gettimeofday(&t, NULL);
 	int rc = dump_all_job_state();
@@ -224,34 +292,58 @@ static void _make_durable(void)
 		error("fairmatch: saving job state before launch failed: %s",
 		      slurm_strerror(rc));
 	if (!fm_deferred_count())
-		return;
+		return dump_us;
 	schedule_node_save();
-	lock_slurmctld(cycle_locks);
-	size_t launched = fm_launch_deferred();
-	unlock_slurmctld(cycle_locks);
-	debug("fairmatch: job state saved in %u us, %zu batch scripts launched",
-	      dump_us, launched);
+	h->phase = "launching batch scripts";
+	fm_lock(h);
+	size_t launched = fm_launch_deferred(h);
+	fm_unlock(h);
+	debug2("fairmatch: %zu batch scripts launched", launched);
+	return dump_us;
+}
+
+/* Copies the snapshot under the locks, yielding them whenever a hold is
+ * spent. Returns false (nothing to free) if the cycle must stop. */
+static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
+			   fm_hold_t *h)
+{
+	uint32_t *ids = NULL;
+	size_t n_ids = 0, next = 0;
+	bool ok = _scheduling_allowed();
+	if (ok) {
+		h->phase = "jobs fairmatch does not model";
+		fm_unmanaged_pass(resv);
+		h->phase = "snapshot of nodes, partitions and running jobs";
+		fm_snapshot_begin(snap, resv, &last_finished_scan, &watch, &ids,
+				  &n_ids);
+		h->phase = "snapshot of pending jobs";
+		while (!fm_snapshot_pending(snap, ids, n_ids, &next, h))
+			if (!(ok = fm_hold_yield(h)))
+				break;
+		if (!ok)
+			fm_free_snapshot(snap);
+	}
+	xfree(ids);
+	return ok;
 }
 
 static void _cycle(void)
 {
 	fm_snapshot_t snap;
 	fm_reservation_t resv = { 0 };
-	struct timeval cycle_start, locked_start;
-	uint32_t locked_us;
+	fm_hold_t hold = { 0 };
+	struct timeval cycle_start;
 
 	gettimeofday(&cycle_start, NULL);
-	gettimeofday(&locked_start, NULL);
-	lock_slurmctld(cycle_locks);
-	if (!_scheduling_allowed()) {
-		unlock_slurmctld(cycle_locks);
+	fm_lock(&hold);
+	bool ok = _take_snapshot(&snap, &resv, &hold);
+	fm_unlock(&hold);
+	if (!ok) {
 		watch.next_begin = 0;
+		fm_free_reservation(&resv);
 		return;
 	}
-	fm_unmanaged_pass(&resv);
-	fm_snapshot(&snap, &resv, &last_finished_scan, &watch);
-	unlock_slurmctld(cycle_locks);
-	locked_us = _usec_since(&locked_start);
+	uint32_t snapshot_us = hold.total_us;
 
 	size_t cap = snap.n_pending;
 	for (size_t i = 0; i < snap.n_pending; i++)
@@ -259,30 +351,36 @@ static void _cycle(void)
 	fm_decision_t *decisions = xcalloc(cap + 1, sizeof(fm_decision_t));
 	fm_outcome_t *outcomes = xcalloc(cap + 1, sizeof(fm_outcome_t));
 	uint32_t queue_len = snap.n_pending;
+	struct timeval plan_start;
+	gettimeofday(&plan_start, NULL);
 	int64_t count = fairmatch_rs_plan(&snap, decisions, cap);
+	uint32_t plan_us = _usec_since(&plan_start);
 	fm_free_snapshot(&snap);
 
 	size_t n_outcomes = 0;
-	gettimeofday(&locked_start, NULL);
-	lock_slurmctld(cycle_locks);
+	hold.phase = "applying decisions";
+	fm_lock(&hold);
 	if (_scheduling_allowed()) {
 		if (count >= 0)
-			n_outcomes = fm_apply(decisions, count, &resv, outcomes);
+			n_outcomes = fm_apply(decisions, count, &resv, outcomes,
+					      &hold);
 		else
 			fm_fallback();
 	}
-	locked_us += _usec_since(&locked_start);
 	uint32_t cycle_us = _usec_since(&cycle_start);
 	/* Still under the job write lock, as Slurm updates these. */
-	_record_stats(locked_us, cycle_us, queue_len, n_outcomes);
-	unlock_slurmctld(cycle_locks);
+	_record_stats(hold.total_us + _usec_since(&hold.since), cycle_us,
+		      queue_len, n_outcomes);
+	fm_unlock(&hold);
 	fm_free_reservation(&resv);
-	_make_durable();
+	uint32_t save_us = _make_durable(&hold);
 
 	if (n_outcomes)
 		fairmatch_rs_observe(outcomes, n_outcomes);
-	debug("fairmatch: cycle %u us (%u us under slurmctld's locks), %u queued, %zu starts tried",
-	      cycle_us, locked_us, queue_len, n_outcomes);
+	debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, plan %u us, state save %u us), %u queued, %zu starts tried",
+	      cycle_us, hold.total_us, hold.holds, hold.longest_us,
+	      hold.longest_cpu_us, snapshot_us, plan_us, save_us, queue_len,
+	      n_outcomes);
 	xfree(decisions);
 	xfree(outcomes);
 }

@@ -4,6 +4,7 @@
 //! trusted to be well-formed and a bad byte must not stop scheduling.
 
 use super::raw;
+use crate::slurm::config::Config;
 use crate::slurm::snapshot::{
     Action, Decision, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Refusal,
     Snapshot,
@@ -148,9 +149,10 @@ pub unsafe fn outcomes(p: *const raw::fm_outcome_t, n: usize) -> Vec<Outcome> {
 }
 
 /// The settings the agent thread keeps between reloads.
-pub fn settings(interval_ms: u32, partitions: &[String], out: &mut raw::fm_settings_t) {
-    out.interval_ms = interval_ms;
-    copy(&partitions.join(","), &mut out.partitions);
+pub fn settings(config: &Config, out: &mut raw::fm_settings_t) {
+    out.interval_ms = config.interval_ms;
+    out.hold_ms = config.lock_hold_ms;
+    copy(&config.partitions.join(","), &mut out.partitions);
 }
 
 /// Writes `d` into the fixed-size C struct, truncating text at a char

@@ -30,6 +30,10 @@ pub struct Config {
     pub default_runtime: f64,
     /// How often the agent looks for changes.
     pub interval_ms: u32,
+    /// How long one hold of slurmctld's locks may last before the agent
+    /// lets the controller's other threads in (as backfill's
+    /// `bf_yield_interval`, which defaults to 2 s).
+    pub lock_hold_ms: u32,
     /// Managed partitions; empty = all.
     pub partitions: Vec<String>,
 }
@@ -54,6 +58,7 @@ impl Default for Config {
             cpus_per_slot: 0,
             default_runtime: 3600.0,
             interval_ms: 500,
+            lock_hold_ms: 5,
             partitions: Vec::new(),
         }
     }
@@ -139,6 +144,13 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
                 .filter(|ms| (10..=60_000).contains(ms))
                 .ok_or("IntervalMs must be a whole number from 10 to 60000")?;
         }
+        "lockholdms" => {
+            config.lock_hold_ms = value
+                .parse::<u32>()
+                .ok()
+                .filter(|ms| (1..=2_000).contains(ms))
+                .ok_or("LockHoldMs must be a whole number from 1 to 2000")?;
+        }
         "partitions" => {
             config.partitions = value
                 .split(',')
@@ -161,7 +173,7 @@ mod tests {
         let (c, w) = parse(
             "f.conf",
             "# comment\nAlpha=0.25\nmaxcandidates=50\nFairshareBy=account\nCpusPerSlot=4\n\
-             DefaultRuntime=1h\nIntervalMs=100 # fast\nPartitions=cpu, gpu\nCandidateRule=Arrival\n",
+             DefaultRuntime=1h\nIntervalMs=100 # fast\nPartitions=cpu, gpu\nCandidateRule=Arrival\nLockHoldMs=20\n",
         );
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(c.alpha, 0.25);
@@ -171,6 +183,7 @@ mod tests {
         assert_eq!(c.cpus_per_slot, 4);
         assert_eq!(c.default_runtime, 3600.0);
         assert_eq!(c.interval_ms, 100);
+        assert_eq!(c.lock_hold_ms, 20);
         assert_eq!(c.partitions, vec!["cpu", "gpu"]);
         assert!(c.manages("gpu") && !c.manages("debug"));
     }
@@ -179,10 +192,10 @@ mod tests {
     fn bad_lines_warn_and_keep_defaults() {
         let (c, w) = parse(
             "f.conf",
-            "Alpha=7\nColor=blue\nnonsense\nIntervalMs=1\nCandidateRule=random\n",
+            "Alpha=7\nColor=blue\nnonsense\nIntervalMs=1\nCandidateRule=random\nLockHoldMs=0\n",
         );
         assert_eq!(c, Config::default());
-        assert_eq!(w.len(), 5);
+        assert_eq!(w.len(), 6);
         assert!(w[0].starts_with("f.conf:1: Alpha"), "{w:?}");
         assert!(w[1].contains("unknown key 'Color'"));
         assert!(w[2].starts_with("f.conf:3:"));

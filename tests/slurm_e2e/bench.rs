@@ -18,9 +18,16 @@ struct Throughput {
     completed: usize,
     window: f64,
     cpu_seconds: f64,
-    /// Per cycle, microseconds under slurmctld's locks (fairmatch's debug
-    /// log), in the window.
+    /// Per cycle, microseconds under slurmctld's locks in all (fairmatch's
+    /// debug log), in the window.
     locked_us: Vec<u64>,
+    /// Per cycle, the longest single hold of the locks, in wall time and
+    /// in the agent thread's CPU time (the rest is waiting for a CPU).
+    longest_hold_us: Vec<u64>,
+    longest_hold_cpu_us: Vec<u64>,
+    /// After the window, with the queue emptied: seconds from sbatch to the
+    /// script's start, for single jobs submitted to an idle cluster.
+    probe_latency: Vec<f64>,
     sdiag_max_cycle_us: Option<u64>,
     sdiag_mean_cycle_us: Option<u64>,
     backfill_max_cycle_us: Option<u64>,
@@ -111,29 +118,70 @@ fn throughput(sched: &str, n: usize, window: f64) -> Throughput {
         .filter(|(_, r)| r.end >= submitted && r.end < ended)
         .count();
     let log = c.log();
-    let locked_us = log
+    let cycles: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("fairmatch: cycle "))
-        .filter_map(|l| {
-            let stamp = harness_time(l)?;
-            (stamp >= submitted && stamp < ended).then_some(l)
-        })
-        .filter_map(|l| {
-            let after = l.split(" us (").nth(1)?;
-            after.split(' ').next()?.parse().ok()
-        })
+        .filter(|l| harness_time(l).is_some_and(|t| t >= submitted && t < ended))
+        .collect();
+    let number_after = |l: &str, marker: &str| -> Option<u64> {
+        l.split(marker).nth(1)?.split(' ').next()?.parse().ok()
+    };
+    let locked_us = cycles
+        .iter()
+        .filter_map(|l| number_after(l, " us ("))
+        .collect();
+    let longest_hold_us = cycles
+        .iter()
+        .filter_map(|l| number_after(l, "longest "))
+        .collect();
+    let longest_hold_cpu_us = cycles
+        .iter()
+        .filter_map(|l| number_after(l, "longest on a CPU "))
         .collect();
     let sdiag = c.sdiag();
+    let probe_latency = probe_latencies(&c);
     Throughput {
         submit_seconds: submitted - start,
         completed,
         window: ended - submitted,
         cpu_seconds: cpu_after - cpu_before,
         locked_us,
+        longest_hold_us,
+        longest_hold_cpu_us,
+        probe_latency,
         sdiag_max_cycle_us: sdiag_value(&sdiag, "Main schedule statistics", "Max cycle:"),
         sdiag_mean_cycle_us: sdiag_value(&sdiag, "Main schedule statistics", "Mean cycle:"),
         backfill_max_cycle_us: sdiag_value(&sdiag, "Backfilling stats", "Max cycle:"),
     }
+}
+
+/// Empties the queue, waits for the cluster to go idle, then submits
+/// `PROBES` hinted jobs one at a time: each would start at once under any
+/// scheduler. Returns sbatch-to-script-start seconds, which include
+/// slurmd's launch, the same under both schedulers.
+fn probe_latencies(c: &Cluster) -> Vec<f64> {
+    const PROBES: usize = 10;
+    run(c.cmd("scancel").args(["--state=PENDING"]));
+    let idle_by = now() + 120.0;
+    while !String::from_utf8_lossy(&run(c.cmd("squeue").args(["-h", "-o", "%i"])).stdout)
+        .trim()
+        .is_empty()
+    {
+        assert!(now() < idle_by, "the cluster did not drain");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    (0..PROBES)
+        .map(|_| {
+            let before = now();
+            let id = c.submit(
+                &["-p", "cpu,gpu", "--comment", "fairmatch: gpu=1s cpu=1s"],
+                0.1,
+                0.1,
+            );
+            c.wait_done(&[id], Duration::from_secs(60));
+            c.record(id).start - before
+        })
+        .collect()
 }
 
 /// The Unix time of a slurmctld log line's `[YYYY-MM-DDTHH:MM:SS.mmm]`
@@ -182,42 +230,58 @@ fn bench_plugin_throughput_against_backfill() {
     let show =
         |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.1} ms", v as f64 / 1000.0));
     let mut rows = Vec::new();
+    let only = std::env::var("FAIRMATCH_BENCH_ONLY").unwrap_or_default();
     for sched in ["sched/backfill", "sched/fairmatch"] {
-        let t = throughput(sched, n, window);
-        let mut locked = t.locked_us.clone();
-        locked.sort_unstable();
-        rows.push((sched, t, locked));
+        if !only.is_empty() && !sched.ends_with(only.as_str()) {
+            continue;
+        }
+        rows.push((sched, throughput(sched, n, window)));
     }
     println!(
         "\n{n} one-second jobs, 4 accounts, 16 nodes (24 slots); window {window:.0} s after the last submission\n"
     );
-    println!("| scheduler | submit | jobs completed per minute | slurmctld CPU | locks per cycle p50 / p90 / p99 / max | sdiag main cycle mean / max | sdiag backfilling max cycle |");
-    println!("|---|---|---|---|---|---|---|");
-    for (sched, t, locked) in &rows {
+    println!("| scheduler | submit | jobs completed per minute | slurmctld CPU | locks per cycle, in all: p50 / p90 / p99 / max | longest single hold: p50 / p99 / max | its CPU time: p50 / p99 / max | sdiag main cycle mean / max | sdiag backfilling max cycle | idle start latency p50 / max |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let distribution = |v: &[u64], qs: &[f64]| -> String {
+        if v.is_empty() {
+            return "-".to_string();
+        }
+        let mut sorted = v.to_vec();
+        sorted.sort_unstable();
+        let mut parts: Vec<String> = qs.iter().map(|q| show(percentile(&sorted, *q))).collect();
+        parts.push(show(sorted.last().copied()));
+        format!("{} ({} cycles)", parts.join(" / "), sorted.len())
+    };
+    for (sched, t) in &rows {
         let per_minute = t.completed as f64 * 60.0 / t.window;
         let cpu = 100.0 * t.cpu_seconds / t.window;
-        let locks = if locked.is_empty() {
+        let mut probes = t.probe_latency.clone();
+        probes.sort_by(f64::total_cmp);
+        let probe = if probes.is_empty() {
             "-".to_string()
         } else {
             format!(
-                "{} / {} / {} / {} ({} cycles)",
-                show(percentile(locked, 0.5)),
-                show(percentile(locked, 0.9)),
-                show(percentile(locked, 0.99)),
-                show(locked.last().copied()),
-                locked.len()
+                "{:.2} / {:.2} s",
+                probes[probes.len() / 2],
+                probes[probes.len() - 1]
             )
         };
         println!(
-            "| {sched} | {:.1} s | {per_minute:.0} | {cpu:.1}% | {locks} | {} / {} | {} |",
+            "| {sched} | {:.1} s | {per_minute:.0} | {cpu:.1}% | {} | {} | {} | {} / {} | {} | {probe} |",
             t.submit_seconds,
+            distribution(&t.locked_us, &[0.5, 0.9, 0.99]),
+            distribution(&t.longest_hold_us, &[0.5, 0.99]),
+            distribution(&t.longest_hold_cpu_us, &[0.5, 0.99]),
             show(t.sdiag_mean_cycle_us),
             show(t.sdiag_max_cycle_us),
             show(t.backfill_max_cycle_us),
         );
     }
-    let (_, b, _) = &rows[0];
-    let (_, f, _) = &rows[1];
+    if rows.len() < 2 {
+        return;
+    }
+    let (_, b) = &rows[0];
+    let (_, f) = &rows[1];
     println!(
         "\nsdiag's main schedule cycle is the time under slurmctld's locks; under fairmatch its \
          backfilling section holds fairmatch's whole cycle, solve included (outside the locks)."

@@ -379,6 +379,29 @@ struct Burst {
     max_cycle_us: Option<u64>,
 }
 
+/// A one-millisecond lock budget makes every cycle of the burst yield
+/// slurmctld's locks many times, copying the queue and starting jobs in
+/// between other threads' work, so the burst also tests that a yield loses
+/// and duplicates nothing.
+const BURST_CONF: &str = "LockHoldMs=1\n";
+
+/// Per fairmatch cycle in `log`: how many times it took slurmctld's locks,
+/// and the most CPU time one hold used, in microseconds.
+fn lock_holds(log: &str) -> Vec<(u64, u64)> {
+    let number_after = |l: &str, marker: &str| -> Option<u64> {
+        l.split(marker).nth(1)?.split(' ').next()?.parse().ok()
+    };
+    log.lines()
+        .filter(|l| l.contains("fairmatch: cycle "))
+        .filter_map(|l| {
+            Some((
+                number_after(l, "locks in ")?,
+                number_after(l, "longest on a CPU ")?,
+            ))
+        })
+        .collect()
+}
+
 /// `n` zero-length jobs from 4 users, submitted by 4 concurrent sbatch
 /// streams as fast as sbatch returns; half of them hinted.
 fn burst_scenario(sched: &str, n: usize) -> (Burst, Cluster) {
@@ -392,8 +415,11 @@ fn burst_scenario(sched: &str, n: usize) -> (Burst, Cluster) {
             "MaxJobCount=50000",
             "--conf-line",
             "MinJobAge=3600",
+            // fairmatch's cycle lines (lock holds) are at debug level.
+            "--conf-line",
+            "SlurmctldDebug=debug",
         ],
-        &std::env::var("FAIRMATCH_BURST_CONF").unwrap_or_default(),
+        &std::env::var("FAIRMATCH_BURST_CONF").unwrap_or_else(|_| BURST_CONF.to_string()),
     );
     if let Ok(level) = std::env::var("FAIRMATCH_BURST_DEBUG") {
         run(c.cmd("scontrol").args(["setdebug", &level]));
@@ -460,7 +486,7 @@ fn burst_scenario(sched: &str, n: usize) -> (Burst, Cluster) {
 
 /// `FAIRMATCH_BURST_JOBS` (default 10000) jobs at once, under backfill and
 /// then fairmatch, with `FAIRMATCH_BURST_CONF` as `fairmatch.conf` (default:
-/// none, so the defaults).
+/// `BURST_CONF`, and then fairmatch's lock holds are checked too).
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn s_a_burst_of_jobs_loses_none() {
@@ -499,5 +525,22 @@ fn s_a_burst_of_jobs_loses_none() {
         );
         eprintln!("  {:<16} {}", "", b.tally);
         assert!(b.tally.perfect(), "{sched}: {}\n{}", b.tally, c.log_tail());
+        if sched == "sched/fairmatch" && std::env::var_os("FAIRMATCH_BURST_CONF").is_none() {
+            let holds = lock_holds(&c.log());
+            let most_holds = holds.iter().map(|h| h.0).max().unwrap_or(0);
+            let most_cpu = holds.iter().map(|h| h.1).max().unwrap_or(0);
+            eprintln!(
+                "  {:<16} {} cycles; at most {most_holds} lock holds in one, the longest {most_cpu} us on a CPU",
+                "",
+                holds.len()
+            );
+            // A deep queue is copied in several holds: at least the first,
+            // one after a yield, the apply step's and the launch's.
+            assert!(most_holds >= 4, "no cycle yielded the locks: {holds:?}");
+            // LockHoldMs=1 plus one job's work. CPU time, not wall time:
+            // on 2 busy cores the agent often waits for a CPU while it
+            // holds the locks. 9 ms of slack for one slow Slurm call.
+            assert!(most_cpu <= 10_000, "a hold used {most_cpu} us of CPU");
+        }
     }
 }
