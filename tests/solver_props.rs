@@ -153,6 +153,60 @@ proptest! {
     }
 }
 
+/// Instances whose machines mostly share a flavor and a free time, and
+/// whose jobs prefer no machine: the shape where the exchange solver
+/// groups machines.
+fn grouped_instance(max_jobs: usize, max_machines: usize) -> impl Strategy<Value = Instance> {
+    instance(max_jobs, max_machines).prop_map(|mut inst| {
+        for m in &mut inst.machines {
+            if m.free_in < 1e9 {
+                m.free_in = if m.free_in > 250.0 { 40.0 } else { 0.0 };
+            }
+        }
+        inst.preferred.clear();
+        inst
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #[test]
+    fn grouped_exchange_matches_brute_force(inst in instance(7, 4)) {
+        let state = exchange::Exchange::cold_grouped(&inst);
+        prop_assert!(state.is_ok(), "the grouped search could not certify a step");
+        let e = state.unwrap().solution(&inst);
+        let b = brute::solve(&inst).unwrap();
+        assert_well_formed(&inst, &e);
+        assert_same_objective(&e, &b);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #[test]
+    fn grouped_exchange_matches_brute_force_on_identical_machines(inst in grouped_instance(7, 4)) {
+        let state = exchange::Exchange::cold_grouped(&inst);
+        prop_assert!(state.is_ok(), "the grouped search could not certify a step");
+        let e = state.unwrap().solution(&inst);
+        let b = brute::solve(&inst).unwrap();
+        assert_well_formed(&inst, &e);
+        assert_same_objective(&e, &b);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn grouped_exchange_matches_munkres(inst in grouped_instance(60, 10)) {
+        let state = exchange::Exchange::cold_grouped(&inst);
+        prop_assert!(state.is_ok(), "the grouped search could not certify a step");
+        let e = state.unwrap().solution(&inst);
+        let m = munkres_ref::solve(&inst).unwrap();
+        assert_well_formed(&inst, &e);
+        assert_same_objective(&e, &m);
+    }
+}
+
 /// One step of a warm run: a job arrives (times, preference), or a
 /// machine starts its first job, or the clock moves on.
 #[derive(Clone, Debug)]

@@ -56,6 +56,12 @@
 //! on 16 machines, under 3 s of total JCT in some 10^10). Within a
 //! machine, equal grid times keep the order of the original times.
 //!
+//! A cold solve ([`solve`], [`Exchange::cold_grouped`]) treats identical
+//! machines (same flavor and free time, preferred by no job) as one entry
+//! of `M` copies that runs its jobs shortest first round-robin (see
+//! `Queue`); swaps between identical machines cost exactly nothing, and
+//! as arcs they only made searches longer. A single entry is sorted.
+//!
 //! The state outlives one solve ([`Exchange`]). That is the warm start:
 //! - an arrival is one augmentation;
 //! - starting a machine's first job keeps the rest optimal, and keeps every
@@ -85,7 +91,7 @@ pub fn solve(inst: &Instance) -> Result<Solution, SolveError> {
 /// [`solve`], and whether it had to fall back to the slot solver.
 pub fn solve_reporting(inst: &Instance) -> Result<(Solution, bool), SolveError> {
     inst.validate()?;
-    match Exchange::cold(inst) {
+    match Exchange::cold_grouped(inst) {
         Ok(state) => Ok((state.solution(inst), false)),
         Err(Inexact) => Ok((super::fast::solve(inst)?, true)),
     }
@@ -170,35 +176,69 @@ impl MinTree {
     }
 }
 
-/// One machine: its members sorted shortest first, and what answers the
-/// absorb and ejection queries.
+/// One machine, or a group of identical machines (same flavor, same free
+/// time, preferred by no job): its members sorted shortest first, and what
+/// answers the absorb and ejection queries.
+///
+/// A group of `M` copies runs its members shortest first round-robin: the
+/// member of descending rank `d` (the longest has `d = 1`) sits at position
+/// `ceil(d / M)` from the end of copy `(d - 1) mod M`, so
+/// `C(S) = |S| a + sum ceil(d / M) p_d - bonuses`. For `M = 1` that is the
+/// one-machine formula. Grouping matters because swapping jobs between two
+/// identical machines costs exactly nothing: with one entry per machine,
+/// such zero-cost arcs let a search label nearly every job.
 struct Queue {
     flavor: usize,
     free_in: f64,
+    /// The machines this entry stands for (one unless grouped).
+    machines: Vec<usize>,
     /// `(p, job)` ascending: the order the jobs run in.
     members: Vec<(f64, u32)>,
-    /// `prefix[i]` = sum of the first `i` members' times.
-    prefix: Vec<f64>,
-    /// Per member: `u_x - G_S(x) + b_x - p_x` (ejected by a longer job).
+    /// `remove_prefix[i]`: the sum of `p_j` over `j < i` whose multiplier
+    /// drops when a longer member leaves (`(n - j - 1) mod M == 0`).
+    remove_prefix: Vec<f64>,
+    /// `add_prefix[i]`: the sum of `p_j` over `j < i` whose multiplier
+    /// grows when a longer job joins (`(n - j) mod M == 0`). With one
+    /// copy, both are plain prefix sums.
+    add_prefix: Vec<f64>,
+    /// Per member: `u_x + b_x - (ceil((n-i)/M) p_x + add_prefix[i+1])`
+    /// (ejected by a longer job).
     shorter: MinTree,
-    /// Per member: `u_x - G_S(x) + b_x` (ejected by a shorter job).
+    /// Per member: `u_x + b_x - G_S(x)` (ejected by a shorter job).
     longer: MinTree,
     /// Scratch for rebuilding the trees.
     leaves: Vec<f64>,
 }
 
 impl Queue {
-    /// `G_S(x)` for the member at index `i`.
-    fn g_member(&self, i: usize) -> f64 {
-        self.prefix[i] + self.members[i].0 * (self.members.len() - i) as f64
+    fn multiplier(&self, rank: usize) -> f64 {
+        rank.div_ceil(self.machines.len()) as f64
     }
 
-    /// Where a job of time `p` would sit, and `G_S` of such a job.
-    fn place(&self, p: f64) -> (usize, f64) {
+    /// `G_S(x) = C(S) - C(S - x) - a + b_x` for the member at index `i`.
+    fn g_member(&self, i: usize) -> f64 {
+        let n = self.members.len();
+        self.multiplier(n - i) * self.members[i].0 + self.remove_prefix[i]
+    }
+
+    /// What the `shorter` tree subtracts for the member at index `i`.
+    fn g_shorter(&self, i: usize) -> f64 {
+        let n = self.members.len();
+        self.multiplier(n - i) * self.members[i].0 + self.add_prefix[i + 1]
+    }
+
+    /// For a job of time `p` (bonus aside): where it would sit, what it
+    /// adds when it enters and the member it ejects is shorter (or none
+    /// leaves: absorbing costs `a` more), and what it adds when the member
+    /// it ejects is longer. With one copy these are `p + G_S(y)` and
+    /// `G_S(y)`.
+    fn place(&self, p: f64) -> (usize, f64, f64) {
+        let n = self.members.len();
         let pos = self.members.partition_point(|&(q, _)| q <= p);
         (
             pos,
-            self.prefix[pos] + p * (self.members.len() - pos) as f64,
+            self.multiplier(n + 1 - pos) * p + self.add_prefix[pos],
+            self.multiplier(n - pos) * p + self.remove_prefix[pos],
         )
     }
 
@@ -208,8 +248,18 @@ impl Queue {
         self.members
             .iter()
             .enumerate()
-            .map(|(i, &(p, x))| self.free_in + p * (n - i) as f64 - bonus(x))
+            .map(|(i, &(p, x))| self.free_in + p * self.multiplier(n - i) - bonus(x))
             .sum()
+    }
+
+    /// The machine and position (from the end) of the member at index `i`.
+    fn slot_of(&self, i: usize) -> Slot {
+        let rank = self.members.len() - i;
+        let copies = self.machines.len();
+        Slot {
+            machine: self.machines[(rank - 1) % copies],
+            position: rank.div_ceil(copies),
+        }
     }
 }
 
@@ -249,18 +299,27 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// An empty state over these machines.
+    /// An empty state over these machines, one entry each.
     pub fn new(flavors: usize, machines: &[Machine]) -> Self {
+        let groups: Vec<Vec<usize>> = (0..machines.len()).map(|m| vec![m]).collect();
+        Self::with_groups(flavors, machines, groups)
+    }
+
+    /// An empty state with one entry per group of identical machines.
+    fn with_groups(flavors: usize, machines: &[Machine], groups: Vec<Vec<usize>>) -> Self {
         let mut has_flavor = vec![false; flavors];
-        let queues = machines
-            .iter()
-            .map(|m| {
+        let queues: Vec<Queue> = groups
+            .into_iter()
+            .map(|group| {
+                let m = &machines[group[0]];
                 has_flavor[m.flavor] = true;
                 let mut q = Queue {
                     flavor: m.flavor,
                     free_in: on_grid(m.free_in),
+                    machines: group,
                     members: Vec::new(),
-                    prefix: vec![0.0],
+                    remove_prefix: vec![0.0],
+                    add_prefix: vec![0.0],
                     shorter: MinTree::default(),
                     longer: MinTree::default(),
                     leaves: Vec::new(),
@@ -270,6 +329,7 @@ impl Exchange {
                 q
             })
             .collect();
+        let touched = vec![false; queues.len()];
         Exchange {
             flavors,
             times: Vec::new(),
@@ -287,19 +347,54 @@ impl Exchange {
             labelled: Vec::new(),
             labelled_list: Vec::new(),
             heap: BinaryHeap::new(),
-            touched: vec![false; machines.len()],
+            touched,
             touched_list: Vec::new(),
             uncertified: false,
         }
     }
 
-    /// Every job of a validated instance, longest first. By Smith's rule a
-    /// shorter job belongs in front of longer ones, so each new job mostly
-    /// takes a machine's front without moving anyone. Among equally long
-    /// jobs the later index goes first. The order changes which optimum is
-    /// found and how fast, never the optimal value.
+    /// Every job of a validated instance, longest first, one entry per
+    /// machine: the state the warm API works on.
     pub fn cold(inst: &Instance) -> Result<Self, Inexact> {
-        let mut state = Exchange::new(inst.flavors, &inst.machines);
+        Self::cold_over(inst, Exchange::new(inst.flavors, &inst.machines))
+    }
+
+    /// [`Exchange::cold`] with identical machines (same flavor, same free
+    /// time, preferred by no job) grouped into one entry. Only
+    /// [`Exchange::solution`] may be asked of the result: the warm API
+    /// addresses single machines.
+    pub fn cold_grouped(inst: &Instance) -> Result<Self, Inexact> {
+        let preferred: std::collections::HashSet<usize> =
+            inst.preferred.iter().flatten().map(|&(m, _)| m).collect();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut group_of: std::collections::HashMap<(usize, u64), usize> =
+            std::collections::HashMap::new();
+        for (m, machine) in inst.machines.iter().enumerate() {
+            if preferred.contains(&m) {
+                groups.push(vec![m]);
+                continue;
+            }
+            let key = (machine.flavor, machine.free_in.to_bits());
+            match group_of.get(&key) {
+                Some(&g) => groups[g].push(m),
+                None => {
+                    group_of.insert(key, groups.len());
+                    groups.push(vec![m]);
+                }
+            }
+        }
+        Self::cold_over(
+            inst,
+            Self::with_groups(inst.flavors, &inst.machines, groups),
+        )
+    }
+
+    /// By Smith's rule a shorter job belongs in front of longer ones, so
+    /// adding the jobs longest first mostly takes a machine's front without
+    /// moving anyone. Among equally long jobs the later index goes first.
+    /// The order changes which optimum is found and how fast, never the
+    /// optimal value.
+    fn cold_over(inst: &Instance, mut state: Exchange) -> Result<Self, Inexact> {
         let has = state.has_flavor.clone();
         let shortest = |j: usize| {
             (0..inst.flavors)
@@ -315,11 +410,46 @@ impl Exchange {
                 inst.preferred.get(j).copied().flatten(),
             );
         }
-        for j in order {
-            state.augment(j as u32)?;
+        if state.queues.len() == 1 {
+            state.fill_only_entry()?;
+        } else {
+            for j in order {
+                state.augment(j as u32)?;
+            }
         }
         state.certify()?;
         Ok(state)
+    }
+
+    /// With a single entry (one machine, or identical machines of one
+    /// flavor) there is nothing to exchange: the optimum is every job
+    /// shortest first, round-robin over the copies. Each job's potential is
+    /// exactly its removal cost, which is what the certificate asks.
+    fn fill_only_entry(&mut self) -> Result<(), Inexact> {
+        let f = self.queues[0].flavor;
+        let order = |z: u32| self.raw_times[z as usize * self.flavors + f].unwrap_or(0.0);
+        let mut members = Vec::with_capacity(self.home.len());
+        for y in 0..self.home.len() as u32 {
+            let p = self.times[y as usize * self.flavors + f].ok_or(Inexact)?;
+            members.push((p, order(y), y));
+        }
+        members.sort_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then(a.1.total_cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+        });
+        self.queues[0].members = members.iter().map(|&(p, _, y)| (p, y)).collect();
+        for &(_, _, y) in &members {
+            self.home[y as usize] = 0;
+        }
+        self.rebuild(0);
+        self.uncertified = false;
+        let a = self.queues[0].free_in;
+        for i in 0..members.len() {
+            let x = self.queues[0].members[i].1;
+            self.u[x as usize] = self.sink + a + self.queues[0].g_member(i) - self.bonus(x, 0);
+        }
+        Ok(())
     }
 
     /// Adds a job (its time per flavor, and optionally a preferred machine
@@ -339,6 +469,7 @@ impl Exchange {
     /// and the machine is busy for its time on top of what it had. The rest
     /// stays optimal and the potentials stay valid (see the module comment).
     pub fn start_front(&mut self, machine: usize) -> Option<u32> {
+        debug_assert_eq!(self.queues[machine].machines.len(), 1, "grouped state");
         let q = &mut self.queues[machine];
         if q.members.is_empty() {
             return None;
@@ -443,13 +574,9 @@ impl Exchange {
             };
             inst.jobs()
         ];
-        for (m, q) in self.queues.iter().enumerate() {
-            let n = q.members.len();
+        for q in &self.queues {
             for (i, &(_, j)) in q.members.iter().enumerate() {
-                slots[j as usize] = Slot {
-                    machine: m,
-                    position: n - i,
-                };
+                slots[j as usize] = q.slot_of(i);
             }
         }
         let objective = inst.objective(&slots);
@@ -476,9 +603,10 @@ impl Exchange {
         self.times[job as usize * self.flavors + self.queues[machine].flavor]
     }
 
-    fn bonus(&self, job: u32, machine: usize) -> f64 {
+    /// A preferred machine is never grouped, so it is its entry's only one.
+    fn bonus(&self, job: u32, entry: usize) -> f64 {
         match self.preferred[job as usize] {
-            Some((m, b)) if m == machine => b,
+            Some((m, b)) if m == self.queues[entry].machines[0] => b,
             _ => 0.0,
         }
     }
@@ -491,14 +619,19 @@ impl Exchange {
     /// members and their potentials.
     fn rebuild(&mut self, m: usize) {
         let n = self.queues[m].members.len();
-        let mut prefix = std::mem::take(&mut self.queues[m].prefix);
-        prefix.clear();
-        prefix.push(0.0);
-        for &(p, x) in &self.queues[m].members {
-            prefix.push(prefix.last().unwrap() + p);
-            self.index[x as usize] = (prefix.len() - 2) as u32;
+        let copies = self.queues[m].machines.len();
+        let q = &mut self.queues[m];
+        q.remove_prefix.clear();
+        q.add_prefix.clear();
+        q.remove_prefix.push(0.0);
+        q.add_prefix.push(0.0);
+        for (i, &(p, x)) in q.members.iter().enumerate() {
+            let drops = if (n - i - 1) % copies == 0 { p } else { 0.0 };
+            let grows = if (n - i) % copies == 0 { p } else { 0.0 };
+            q.remove_prefix.push(q.remove_prefix[i] + drops);
+            q.add_prefix.push(q.add_prefix[i] + grows);
+            self.index[x as usize] = i as u32;
         }
-        self.queues[m].prefix = prefix;
         let mut leaves = std::mem::take(&mut self.queues[m].leaves);
         leaves.clear();
         for i in 0..n {
@@ -519,11 +652,12 @@ impl Exchange {
         if floor < self.sink - 1e-9 * self.sink.abs().max(floor.abs()).max(1.0) {
             self.uncertified = true;
         }
-        let q = &mut self.queues[m];
-        q.longer.build(&leaves);
+        self.queues[m].longer.build(&leaves);
         for (i, leaf) in leaves.iter_mut().enumerate() {
-            *leaf -= q.members[i].0;
+            let q = &self.queues[m];
+            *leaf += q.g_member(i) - q.g_shorter(i);
         }
+        let q = &mut self.queues[m];
         q.shorter.build(&leaves);
         q.leaves = leaves;
     }
@@ -541,10 +675,10 @@ impl Exchange {
         let m = self.home[x as usize] as usize;
         let i = self.index[x as usize] as usize;
         let k = self.longer_key(m, i, x);
-        let p = self.queues[m].members[i].0;
         let q = &mut self.queues[m];
+        let shift = q.g_member(i) - q.g_shorter(i);
         q.longer.set(i, k);
-        q.shorter.set(i, k - p);
+        q.shorter.set(i, k + shift);
     }
 
     /// The raw (not reduced) costs of `y` entering `m`: absorbed, and
@@ -553,17 +687,18 @@ impl Exchange {
     fn entry_costs(&self, y: u32, m: usize) -> Option<(f64, f64, u32)> {
         let p = self.time(y, m)?;
         let q = &self.queues[m];
-        let (pos, g) = q.place(p);
-        let base = p + g - self.bonus(y, m);
+        let (pos, past_shorter, past_longer) = q.place(p);
+        let b = self.bonus(y, m);
         let (s, sx) = q.shorter.query(0, pos);
         let (l, lx) = q.longer.query(pos, q.members.len());
-        let (best, arg) = if s <= l - p { (s, sx) } else { (l - p, lx) };
+        let (s, l) = (past_shorter - b + s, past_longer - b + l);
+        let (best, arg) = if s <= l { (s, sx) } else { (l, lx) };
         let ejected = if arg == NONE {
             NONE
         } else {
             q.members[arg as usize].1
         };
-        Some((q.free_in + base, base + best, ejected))
+        Some((q.free_in + past_shorter - b, best, ejected))
     }
 
     /// `raw - u`, which valid potentials keep non-negative. Rounding may
@@ -810,10 +945,14 @@ impl Exchange {
     fn exchange_cost(&self, y: u32, m: usize, x: u32) -> f64 {
         let q = &self.queues[m];
         let p = self.time(y, m).unwrap_or(f64::INFINITY);
-        let (_, g) = q.place(p);
+        let (pos, past_shorter, past_longer) = q.place(p);
         let i = self.index[x as usize] as usize;
         debug_assert_eq!(q.members[i].1, x);
-        let px = q.members[i].0;
-        p + g - self.bonus(y, m) - px.min(p) - q.g_member(i) + self.bonus(x, m)
+        let entered = if i < pos {
+            past_shorter - q.g_shorter(i)
+        } else {
+            past_longer - q.g_member(i)
+        };
+        entered - self.bonus(y, m) + self.bonus(x, m)
     }
 }
