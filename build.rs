@@ -21,6 +21,7 @@ mod shim {
         ];
         for f in SOURCES.iter().chain(&[
             "c_shim/fm_slurm.h",
+            "c_shim/fm_compat.h",
             "c_shim/fairmatch_shim.h",
             "c_shim/bindgen_wrapper.h",
         ]) {
@@ -45,6 +46,7 @@ mod shim {
             .include("c_shim")
             .flag("-Werror=implicit-function-declaration")
             .flag("-Werror=int-conversion")
+            .flag("-Werror=incompatible-pointer-types")
             .flag_if_supported("-Wno-unused-parameter")
             .flag_if_supported("-Wno-sign-compare")
             .compile("fairmatch_shim");

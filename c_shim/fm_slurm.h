@@ -12,15 +12,25 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 #include <time.h>
 
+#include "slurm/slurm_version.h"
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
 
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 5, 0)
+#error "sched/fairmatch needs Slurm 22.05 or newer"
+#endif
+
 #include "src/common/assoc_mgr.h"
 #include "src/common/bitstring.h"
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+#include "src/interfaces/gres.h"		/* moved in 23.02 */
+#else
 #include "src/common/gres.h"
+#endif
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/macros.h"
@@ -38,10 +48,19 @@
 #include "src/slurmctld/licenses.h"
 #include "src/slurmctld/node_scheduler.h"
 #include "src/slurmctld/reservation.h"
-#include "src/slurmctld/srun_comm.h"
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
+#include "src/common/job_state_reason.h"	/* job_state_reason_string() */
+#include "src/slurmctld/proc_req.h"		/* srun_allocate() */
+#else
+#include "src/slurmctld/srun_comm.h"		/* srun_allocate() */
+#endif
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+#include "src/common/threadpool.h"		/* slurm_thread_create/join */
+#endif
 #include "src/slurmctld/state_save.h"
 
 #include "fairmatch_shim.h"
+#include "fm_compat.h"
 
 /* Nodes held back for the highest-priority job fairmatch does not model
  * that cannot start yet, from `from` on. */
@@ -83,7 +102,7 @@ bool fm_hold_yield(fm_hold_t *h);
 /* fm_snapshot.c: caller holds the cycle locks. */
 bool fm_is_gpu_one(const char *tres);
 /* The partitions the job may run in, as a new list (free it). */
-List fm_job_partitions(job_record_t *job_ptr);
+list_t *fm_job_partitions(job_record_t *job_ptr);
 /* job_limits_check() for the job as if in `part_ptr`: WAIT_NO_REASON or
  * Slurm's reason. */
 int fm_limits_in(job_record_t *job_ptr, part_record_t *part_ptr);

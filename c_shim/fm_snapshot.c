@@ -14,9 +14,9 @@
 
 #include "fm_slurm.h"
 
-List fm_job_partitions(job_record_t *job_ptr)
+list_t *fm_job_partitions(job_record_t *job_ptr)
 {
-	List parts = list_create(NULL);
+	list_t *parts = list_create(NULL);
 	if (job_ptr->part_ptr_list)
 		list_append_list(parts, job_ptr->part_ptr_list);
 	else if (job_ptr->part_ptr)
@@ -56,11 +56,23 @@ static bool _partitions_managed(job_record_t *job_ptr)
 	return job_ptr->part_ptr && fm_manages(job_ptr->part_ptr->name);
 }
 
+/* From 23.11 on, --cpus-per-task is mirrored into tres_per_task as
+ * "cpu:N" (23.11) or "cpu=N" (24.05 on). That alone asks for nothing the
+ * model lacks: the CPU count is in details->min_cpus. */
+static bool _tres_per_task_only_cpus(const char *tpt)
+{
+	if (!tpt || !tpt[0])
+		return true;
+	if (strncmp(tpt, "cpu", 3) || (tpt[3] != '=' && tpt[3] != ':'))
+		return false;
+	return !strchr(tpt, ',');
+}
+
 /* The shape the matching models: one node, one slot (no GRES or one GPU),
  * not part of a heterogeneous job. Array tasks are such jobs. */
 static bool _modelled_shape(job_record_t *job_ptr)
 {
-	struct job_details *d = job_ptr->details;
+	job_details_t *d = job_ptr->details;
 	if (!d || job_ptr->het_job_id)
 		return false;
 	if (d->min_nodes > 1 || d->max_nodes > 1)
@@ -70,7 +82,7 @@ static bool _modelled_shape(job_record_t *job_ptr)
 		return false;
 	if ((job_ptr->tres_per_job && job_ptr->tres_per_job[0]) ||
 	    (job_ptr->tres_per_socket && job_ptr->tres_per_socket[0]) ||
-	    (job_ptr->tres_per_task && job_ptr->tres_per_task[0]))
+	    !_tres_per_task_only_cpus(job_ptr->tres_per_task))
 		return false;
 	return true;
 }
@@ -168,7 +180,7 @@ static char *_runnable_partitions(job_record_t *job_ptr)
 	part_record_t *part_ptr;
 	int reason = WAIT_PART_CONFIG;
 	char *names = NULL;
-	List parts = fm_job_partitions(job_ptr);
+	list_t *parts = fm_job_partitions(job_ptr);
 
 	while ((part_ptr = list_pop(parts))) {
 		int r = fm_limits_in(job_ptr, part_ptr);
@@ -187,7 +199,7 @@ static char *_runnable_partitions(job_record_t *job_ptr)
 /* Nodes the job may use now, whatever is running on them. */
 static bitstr_t *_usable_nodes(job_record_t *job_ptr)
 {
-	struct job_details *d = job_ptr->details;
+	job_details_t *d = job_ptr->details;
 	bitstr_t *ok = bit_alloc(node_record_count);
 	bit_set_all(ok);
 	if (d->exc_node_bitmap)
@@ -201,15 +213,14 @@ static bitstr_t *_usable_nodes(job_record_t *job_ptr)
 			bit_clear_all(ok);
 	}
 	time_t when = time(NULL);
-	bitstr_t *resv_nodes = NULL, *exc_cores = NULL;
+	bitstr_t *resv_nodes = NULL;
 	bool overlap = false;
-	if (job_test_resv(job_ptr, &when, false, &resv_nodes, &exc_cores,
-			  &overlap, false) == SLURM_SUCCESS && resv_nodes)
+	if (fm_job_test_resv(job_ptr, &when, false, &resv_nodes, &overlap,
+			     false) == SLURM_SUCCESS && resv_nodes)
 		bit_and(ok, resv_nodes);
 	else
 		bit_clear_all(ok);
 	FREE_NULL_BITMAP(resv_nodes);
-	FREE_NULL_BITMAP(exc_cores);
 	return ok;
 }
 
@@ -272,7 +283,7 @@ static uint64_t _gpus_on(job_record_t *job_ptr, int k)
 	gres_state_t *gs;
 	if (!job_ptr->gres_list_alloc)
 		return 0;
-	ListIterator it = list_iterator_create(job_ptr->gres_list_alloc);
+	list_itr_t *it = list_iterator_create(job_ptr->gres_list_alloc);
 	while ((gs = list_next(it))) {
 		gres_job_state_t *gj = gs->gres_data;
 		if (!xstrcmp(gs->gres_name, "gpu") && gj &&
@@ -337,7 +348,7 @@ static fm_partition_t *_copy_partitions(size_t *count)
 	fm_partition_t *parts = xcalloc(list_count(part_list) + 1,
 					sizeof(fm_partition_t));
 	size_t np = 0;
-	ListIterator it = list_iterator_create(part_list);
+	list_itr_t *it = list_iterator_create(part_list);
 	while ((part_ptr = list_next(it))) {
 		fm_partition_t *p = &parts[np++];
 		uint32_t *idx = xcalloc(node_record_count + 1, sizeof(uint32_t));
@@ -383,7 +394,7 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 	size_t n = 0;
 	fm_job_t *running = xcalloc(total + 1, sizeof(fm_job_t));
 	fm_finished_t *finished = xcalloc(total + 1, sizeof(fm_finished_t));
-	ListIterator it = list_iterator_create(job_list);
+	list_itr_t *it = list_iterator_create(job_list);
 	while ((job_ptr = list_next(it))) {
 		if (IS_JOB_PENDING(job_ptr) && job_ptr->details &&
 		    job_ptr->details->begin_time > scan_to) {

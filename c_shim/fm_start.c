@@ -27,32 +27,33 @@ static size_t n_deferred = 0, cap_deferred = 0;
 typedef struct {
 	bool changed;
 	char *tres_per_node;
-	List gres_list_req;
+	list_t *gres_list_req;
 } gres_saved_t;
 
 /* Makes the job ask for one GPU per node, validated as update_job() does. */
 static int _request_gpu(job_record_t *job_ptr, gres_saved_t *saved)
 {
-	struct job_details *d = job_ptr->details;
-	char gpu_one[] = "gres:gpu:1";
+	job_details_t *d = job_ptr->details;
+	char gpu_one[] = FM_GRES_GPU_ONE;
 	uint32_t num_tasks = d->num_tasks, min_nodes = d->min_nodes;
-	uint32_t max_nodes = d->max_nodes;
+	uint32_t max_nodes = d->max_nodes, min_cpus = d->min_cpus;
 	uint16_t ntasks_per_node = d->ntasks_per_node;
 	uint16_t ntasks_per_socket = NO_VAL16, sockets_per_node = NO_VAL16;
 	uint16_t cpus_per_task = d->orig_cpus_per_task;
 	uint16_t ntasks_per_tres = NO_VAL16;
-	List gres = NULL;
+	list_t *gres = NULL;
 
 	if (fm_is_gpu_one(job_ptr->tres_per_node))
 		return SLURM_SUCCESS;
 	if (d->mc_ptr && d->mc_ptr->ntasks_per_socket != INFINITE16)
 		ntasks_per_socket = d->mc_ptr->ntasks_per_socket;
-	int rc = gres_job_state_validate(
+	int rc = fm_gres_job_state_validate(
 		job_ptr->cpus_per_tres, job_ptr->tres_freq,
 		job_ptr->tres_per_job, gpu_one, job_ptr->tres_per_socket,
 		job_ptr->tres_per_task, job_ptr->mem_per_tres, &num_tasks,
-		&min_nodes, &max_nodes, &ntasks_per_node, &ntasks_per_socket,
-		&sockets_per_node, &cpus_per_task, &ntasks_per_tres, &gres);
+		&min_nodes, &max_nodes, &min_cpus, &ntasks_per_node,
+		&ntasks_per_socket, &sockets_per_node, &cpus_per_task,
+		&ntasks_per_tres, &gres);
 	if (rc != SLURM_SUCCESS) {
 		FREE_NULL_LIST(gres);
 		return rc;
@@ -139,7 +140,7 @@ size_t fm_launch_deferred(fm_hold_t *h)
 static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 		      node_record_t *node_ptr, bool gpu, bitstr_t *avoid)
 {
-	struct job_details *d = job_ptr->details;
+	job_details_t *d = job_ptr->details;
 	part_record_t *saved_part = job_ptr->part_ptr;
 	bitstr_t *saved_exc = d->exc_node_bitmap;
 	bool array_head = job_ptr->array_recs != NULL;
@@ -172,8 +173,8 @@ static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 		xfree(job_ptr->state_desc);
 		rc = ESLURM_ACCOUNTING_POLICY;
 	} else {
-		rc = select_nodes(job_ptr, false, NULL, NULL, false,
-				  SLURMDB_JOB_FLAG_SCHED);
+		rc = fm_select_nodes(job_ptr, false, NULL, false,
+				     SLURMDB_JOB_FLAG_SCHED);
 	}
 
 	/* An array's pending remainder was split off with our exclusions. */
@@ -252,7 +253,7 @@ static void _set_reason(job_record_t *job_ptr, const char *reason)
 static void _refused(fm_outcome_t *o, job_record_t *job_ptr, int rc)
 {
 	const char *why = (job_ptr && job_ptr->state_reason != WAIT_NO_REASON) ?
-		job_reason_string(job_ptr->state_reason) : slurm_strerror(rc);
+		fm_job_reason_string(job_ptr->state_reason) : slurm_strerror(rc);
 	o->result = FM_REFUSED;
 	o->busy = rc == ESLURM_NODES_BUSY ||
 		  (job_ptr && job_ptr->state_reason == WAIT_RESOURCES);
@@ -336,7 +337,7 @@ static int _start_anywhere(job_record_t *job_ptr, bitstr_t *avoid)
 {
 	int rc = ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE;
 	part_record_t *part_ptr;
-	List parts = fm_job_partitions(job_ptr);
+	list_t *parts = fm_job_partitions(job_ptr);
 
 	while ((part_ptr = list_pop(parts))) {
 		int reason = fm_limits_in(job_ptr, part_ptr);
@@ -363,7 +364,7 @@ static void _reserve(job_record_t *job_ptr, fm_reservation_t *resv)
 	if (job_start_data(job_ptr, &resp) != SLURM_SUCCESS || !resp)
 		return;
 	if (resp->node_list &&
-	    node_name2bitmap(resp->node_list, false, &nodes) == 0) {
+	    fm_node_name2bitmap(resp->node_list, false, &nodes) == 0) {
 		resv->nodes = nodes;
 		resv->from = MAX(resp->start_time, time(NULL));
 		resv->job_id = job_ptr->job_id;
@@ -392,9 +393,9 @@ static int _priority_cmp(void *x, void *y)
  * does not: later jobs may use its nodes only if they end before it. */
 static void _easy_pass(bool include_managed, fm_reservation_t *resv)
 {
-	List queue = list_create(NULL);
+	list_t *queue = list_create(NULL);
 	job_record_t *job_ptr;
-	ListIterator it = list_iterator_create(job_list);
+	list_itr_t *it = list_iterator_create(job_list);
 	/* Cheapest test first: the list holds every finished job too. */
 	while ((job_ptr = list_next(it)))
 		if (IS_JOB_PENDING(job_ptr) &&

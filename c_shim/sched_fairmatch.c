@@ -96,20 +96,45 @@ bool fm_manages(const char *partition)
 	return false;
 }
 
+/* Whether comma-separated `params` holds the token `want` exactly. */
+static bool _has_token(const char *params, const char *want)
+{
+	size_t n = strlen(want);
+	for (const char *p = params; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t) (end - p) : strlen(p);
+		if (len == n && !strncasecmp(p, want, n))
+			return true;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return false;
+}
+
 /* Slurm must not start jobs behind fairmatch's back. Prepending wins over
- * any later value, since Slurm parses the first occurrence. Runs under
+ * any later value, since Slurm parses the first occurrence. "defer_batch"
+ * (23.02 on) is dropped: where Slurm finds it anywhere it defers only
+ * batch jobs and starts interactive ones at submit time. Runs under
  * slurmctld's config lock (init and reconfigure hold it). */
 static void _ensure_sched_params(void)
 {
 	char *params = slurm_conf.sched_params;
-	if (xstrcasestr(params, "defer") &&
-	    xstrcasestr(params, "sched_interval=-1"))
+	if (_has_token(params, "defer") &&
+	    _has_token(params, "sched_interval=-1") &&
+	    !xstrcasestr(params, "defer_batch"))
 		return;
-	char *updated = NULL;
-	if (params && params[0])
-		xstrfmtcat(updated, "%s,%s", REQUIRED_PARAMS, params);
-	else
-		updated = xstrdup(REQUIRED_PARAMS);
+	char *updated = xstrdup(REQUIRED_PARAMS);
+	char *copy = xstrdup(params ? params : ""), *save = NULL;
+	for (char *t = strtok_r(copy, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (!strcasecmp(t, "defer_batch")) {
+			info("fairmatch: dropping SchedulerParameters=defer_batch: it would let Slurm start interactive jobs itself");
+			continue;
+		}
+		xstrfmtcat(updated, ",%s", t);
+	}
+	xfree(copy);
 	info("fairmatch: SchedulerParameters=%s (fairmatch starts jobs itself)",
 	     updated);
 	xfree(slurm_conf.sched_params);
@@ -446,7 +471,7 @@ int32_t fairmatch_shim_init(void)
 	stop_agent = false;
 	reload_config = true;
 	slurm_mutex_unlock(&term_lock);
-	slurm_thread_create(&agent_thread, _agent, NULL);
+	fm_thread_create(&agent_thread, _agent, NULL);
 	return SLURM_SUCCESS;
 }
 
@@ -456,10 +481,8 @@ void fairmatch_shim_fini(void)
 	stop_agent = true;
 	slurm_cond_signal(&term_cond);
 	slurm_mutex_unlock(&term_lock);
-	if (agent_thread) {
-		pthread_join(agent_thread, NULL);
-		agent_thread = 0;
-	}
+	if (agent_thread)
+		fm_thread_join(agent_thread);
 	fairmatch_rs_shutdown();
 }
 

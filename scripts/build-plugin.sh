@@ -2,6 +2,11 @@
 # Builds the Slurm plugin: target/plugin/sched_fairmatch.so.
 #
 #   SLURM_SRC_DIR=/path/to/configured/slurm scripts/build-plugin.sh
+#   scripts/build-plugin.sh 24.11     # target/plugin/24.11/sched_fairmatch.so
+#
+# With a release series (22.05, 23.11, 24.11, 25.11, 26.05) the plugin is
+# built against that release's configured tree (scripts/slurm-src.sh), in
+# a target directory of its own, and lands in target/plugin/SERIES/.
 #
 # SLURM_SRC_DIR must be the source of the Slurm that will load the plugin,
 # configured (./configure has produced config.h): the shim reads
@@ -9,22 +14,31 @@
 # scripts/slurm-deps.sh installs Debian's Slurm and prepares its source.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -z "${SLURM_SRC_DIR:-}" ]; then
+series=${1:-}
+out=target/plugin
+if [ -n "$series" ]; then
+    SLURM_SRC_DIR=$(scripts/slurm-src.sh "$series")
+    # One directory for the whole matrix: a new tree rebuilds only this
+    # crate, not its dependencies.
+    export CARGO_TARGET_DIR=target/slurm-matrix
+    out=target/plugin/$series
+elif [ -z "${SLURM_SRC_DIR:-}" ]; then
     SLURM_SRC_DIR=$(scripts/slurm-deps.sh)
 fi
 export SLURM_SRC_DIR
+target=${CARGO_TARGET_DIR:-target}
 cargo rustc --release --locked --lib --crate-type cdylib \
     --no-default-features --features plugin
 # Slurm's own symbols resolve inside slurmctld; ours must all be defined
 # here, or dlopen() refuses the plugin at start-up.
-missing=$(nm -D --undefined-only target/release/libfairmatch.so | awk '{print $2}' |
+missing=$(nm -D --undefined-only "$target/release/libfairmatch.so" | awk '{print $2}' |
     grep -E '^(fm_|fairmatch_)' || true)
 if [ -n "$missing" ]; then
     echo "error: the plugin leaves its own symbols undefined: $missing" >&2
     exit 1
 fi
-mkdir -p target/plugin
+mkdir -p "$out"
 # A new inode: a slurmctld still running the old file keeps its mapping.
-cp target/release/libfairmatch.so target/plugin/sched_fairmatch.so.new
-mv -f target/plugin/sched_fairmatch.so.new target/plugin/sched_fairmatch.so
-echo "target/plugin/sched_fairmatch.so"
+cp "$target/release/libfairmatch.so" "$out/sched_fairmatch.so.new"
+mv -f "$out/sched_fairmatch.so.new" "$out/sched_fairmatch.so"
+echo "$out/sched_fairmatch.so"

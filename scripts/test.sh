@@ -42,6 +42,14 @@ cargo clippy --lib --no-default-features --features plugin --locked -- -D warnin
 step "build the plugin"
 scripts/build-plugin.sh
 
+step "compile the plugin against Slurm 23.11, 24.11, 25.11 and 26.05 (configured trees cached)"
+# Each release's source archive is unpacked and configured once (about
+# 25 s each, scripts/slurm-src.sh); each build then recompiles only this
+# crate (about 20 s). The end-to-end tests below run on 22.05.
+for series in 23.11 24.11 25.11 26.05; do
+    scripts/build-plugin.sh "$series"
+done
+
 step "Slurm end-to-end tests on a real multi-node cluster (several minutes)"
 # The burst test defaults to 10,000 jobs (about 40 minutes for both
 # schedulers on 2 cores); CI runs 2,000 of them. Set FAIRMATCH_BURST_JOBS
