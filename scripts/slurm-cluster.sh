@@ -36,8 +36,14 @@
 #                       enforced; the cluster registered with sacctmgr
 #
 # CPU node ci has the feature "cpui", so tests can use --constraint.
+#
+# FAIRMATCH_SLURM_PREFIX=/opt/slurm-26.05.3 runs the daemons and commands
+# installed there (bin, sbin, lib/slurm) instead of Debian's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+if [ -n "${FAIRMATCH_SLURM_PREFIX:-}" ]; then
+    export PATH="$FAIRMATCH_SLURM_PREFIX/sbin:$FAIRMATCH_SLURM_PREFIX/bin:$PATH"
+fi
 cmd=${1:?usage: slurm-cluster.sh start|stop DIR [options]}
 dir=${2:?usage: slurm-cluster.sh start|stop DIR [options]}
 shift 2
@@ -199,6 +205,7 @@ CONF
         { echo "slurmdbd did not come up; see $dir/slurmdbd.log" >&2; exit 1; }
 }
 debian_plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
+[ -n "${FAIRMATCH_SLURM_PREFIX:-}" ] && debian_plugins=$FAIRMATCH_SLURM_PREFIX/lib/slurm
 plugins=$debian_plugins
 [ -n "$plugin_dir" ] && plugins="$(cd "$plugin_dir" && pwd):$debian_plugins"
 

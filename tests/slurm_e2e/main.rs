@@ -7,6 +7,7 @@ mod bench;
 mod harness;
 mod reliability;
 mod shared_cluster;
+mod versions;
 
 use fairmatch::bundled::Bundled;
 use fairmatch::io::allox_format;
