@@ -83,6 +83,11 @@ typedef struct {
 	uint64_t since_cpu_ns, since_wait_ns;	/* the agent thread's CPU
 						 * time and run-queue wait then */
 	bool held;
+	/* Something was done in this hold: a hold always makes progress,
+	 * however short LockHoldMs or slow the lock. */
+	bool worked;
+	/* Update stamps when the locks were last given up. */
+	time_t part, resv, conf;
 	uint32_t holds, longest_us, total_us;
 	/* The most CPU time one hold used: a hold's wall time also counts
 	 * the time the thread waited for a CPU while holding the locks. */
@@ -92,7 +97,11 @@ typedef struct {
 
 void fm_lock(fm_hold_t *h);
 void fm_unlock(fm_hold_t *h);
+/* Whether the hold has lasted LockHoldMs and done some work. */
 bool fm_hold_spent(const fm_hold_t *h);
+/* After fm_lock(): whether scheduling is allowed and partitions,
+ * reservations and slurm.conf are as they were at the last fm_unlock(). */
+bool fm_hold_unchanged(const fm_hold_t *h);
 /* Unlocks, lets the controller's other threads in, and locks again.
  * Returns false when the cycle must stop: scheduling was disabled, or
  * partitions, reservations or slurm.conf changed meanwhile (as backfill's
@@ -127,7 +136,7 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 /* Copies the pending jobs ids[*next..n_ids). Returns true when done, false
  * when the hold is spent first (yield, then call again). */
 bool fm_snapshot_pending(fm_snapshot_t *s, const uint32_t *ids, size_t n_ids,
-			 size_t *next, const fm_hold_t *h);
+			 size_t *next, fm_hold_t *h);
 void fm_free_snapshot(fm_snapshot_t *s);
 
 /* fm_start.c: caller holds the cycle locks. Jobs started so far. */

@@ -455,7 +455,7 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 }
 
 bool fm_snapshot_pending(fm_snapshot_t *s, const uint32_t *ids, size_t n_ids,
-			 size_t *next, const fm_hold_t *h)
+			 size_t *next, fm_hold_t *h)
 {
 	fm_job_t *pending = (fm_job_t *) s->pending;
 	for (; *next < n_ids; (*next)++) {
@@ -467,6 +467,7 @@ bool fm_snapshot_pending(fm_snapshot_t *s, const uint32_t *ids, size_t n_ids,
 		if (job_ptr && fm_startable(job_ptr) && fm_managed(job_ptr) &&
 		    _copy_pending(job_ptr, &pending[s->n_pending]))
 			s->n_pending++;
+		h->worked = true;
 	}
 	return true;
 }

@@ -120,6 +120,7 @@ size_t fm_launch_deferred(fm_hold_t *h)
 		 * each is found again by id. */
 		if (fm_hold_spent(h))
 			fm_hold_yield(h);
+		h->worked = true;
 		job_record_t *job_ptr = find_job_record(deferred[i].job_id);
 		/* Cancelled or requeued meanwhile: Slurm has dealt with it. */
 		if (!job_ptr || !IS_JOB_RUNNING(job_ptr) ||
@@ -271,6 +272,7 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 		 * two of them is safe. */
 		if (fm_hold_spent(h) && !fm_hold_yield(h))
 			break;
+		h->worked = true;
 		job_record_t *job_ptr = find_job_record(dec->job_id);
 		bool live = job_ptr && fm_startable(job_ptr) &&
 			    fm_managed(job_ptr);

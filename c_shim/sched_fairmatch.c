@@ -36,7 +36,7 @@ static bool stop_agent = false;
 static bool reload_config = true;
 
 /* The agent thread's own copies of the settings. */
-static fm_settings_t settings = { .interval_ms = 500 };
+static fm_settings_t settings = { .interval_ms = 500, .hold_ms = 5 };
 static time_t last_finished_scan = 0;
 /* Agent thread only: what the last snapshot saw, and the newest ending
  * the state file is known to hold. */
@@ -96,22 +96,6 @@ bool fm_manages(const char *partition)
 	return false;
 }
 
-/* Whether comma-separated `params` holds the token `want` exactly. */
-static bool _has_token(const char *params, const char *want)
-{
-	size_t n = strlen(want);
-	for (const char *p = params; p && *p;) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t) (end - p) : strlen(p);
-		if (len == n && !strncasecmp(p, want, n))
-			return true;
-		if (!end)
-			break;
-		p = end + 1;
-	}
-	return false;
-}
-
 /* Slurm must not start jobs behind fairmatch's back. Prepending wins over
  * any later value, since Slurm parses the first occurrence. "defer_batch"
  * (23.02 on) is dropped: where Slurm finds it anywhere it defers only
@@ -120,15 +104,19 @@ static bool _has_token(const char *params, const char *want)
 static void _ensure_sched_params(void)
 {
 	char *params = slurm_conf.sched_params;
-	if (_has_token(params, "defer") &&
-	    _has_token(params, "sched_interval=-1") &&
+	size_t n = strlen(REQUIRED_PARAMS);
+	/* Slurm reads the first sched_interval= it finds, so ours must come
+	 * first, not merely be somewhere. */
+	if (params && !strncasecmp(params, REQUIRED_PARAMS, n) &&
+	    (params[n] == '\0' || params[n] == ',') &&
 	    !xstrcasestr(params, "defer_batch"))
 		return;
 	char *updated = xstrdup(REQUIRED_PARAMS);
 	char *copy = xstrdup(params ? params : ""), *save = NULL;
 	for (char *t = strtok_r(copy, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
-		if (!strcasecmp(t, "defer_batch")) {
+		/* Slurm looks for "defer_batch" as a substring too. */
+		if (xstrcasestr(t, "defer_batch")) {
 			info("fairmatch: dropping SchedulerParameters=defer_batch: it would let Slurm start interactive jobs itself");
 			continue;
 		}
@@ -180,6 +168,8 @@ static void _load_config(void)
 		settings = loaded;
 	if (settings.interval_ms == 0)
 		settings.interval_ms = 500;
+	if (settings.hold_ms == 0)
+		settings.hold_ms = 5;
 	_check_partitions(path);
 	xfree(path);
 }
@@ -232,6 +222,7 @@ void fm_lock(fm_hold_t *h)
 	h->since_cpu_ns = _thread_cpu_ns();
 	h->since_wait_ns = _thread_wait_ns();
 	h->held = true;
+	h->worked = false;
 	h->holds++;
 }
 
@@ -244,6 +235,9 @@ void fm_unlock(fm_hold_t *h)
 	h->total_us += us;
 	h->longest_us = MAX(h->longest_us, us);
 	h->longest_cpu_us = MAX(h->longest_cpu_us, cpu_us);
+	h->part = last_part_update;
+	h->resv = last_resv_update;
+	h->conf = slurm_conf.last_update;
 	unlock_slurmctld(cycle_locks);
 	if (us > 2000U * settings.hold_ms)
 		debug("fairmatch: held slurmctld's locks for %u us (%u us on a CPU, %"PRIu64" us waiting for one; %s), over twice LockHoldMs",
@@ -253,18 +247,23 @@ void fm_unlock(fm_hold_t *h)
 
 bool fm_hold_spent(const fm_hold_t *h)
 {
-	return _usec_since(&h->since) >= settings.hold_ms * 1000U;
+	return h->worked &&
+	       _usec_since(&h->since) >= settings.hold_ms * 1000U;
+}
+
+bool fm_hold_unchanged(const fm_hold_t *h)
+{
+	return _scheduling_allowed() && h->part == last_part_update &&
+	       h->resv == last_resv_update &&
+	       h->conf == slurm_conf.last_update;
 }
 
 bool fm_hold_yield(fm_hold_t *h)
 {
-	time_t part = last_part_update, resv = last_resv_update;
-	time_t conf = slurm_conf.last_update;
 	fm_unlock(h);
 	usleep(YIELD_SLEEP_US);
 	fm_lock(h);
-	return _scheduling_allowed() && part == last_part_update &&
-	       resv == last_resv_update && conf == slurm_conf.last_update;
+	return fm_hold_unchanged(h);
 }
 
 /* sdiag: "Main schedule statistics" count fairmatch's cycles and the time
@@ -334,6 +333,7 @@ static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 {
 	uint32_t *ids = NULL;
 	size_t n_ids = 0, next = 0;
+	time_t scanned_to = last_finished_scan;
 	bool ok = _scheduling_allowed();
 	if (ok) {
 		h->phase = "jobs fairmatch does not model";
@@ -345,8 +345,12 @@ static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 		while (!fm_snapshot_pending(snap, ids, n_ids, &next, h))
 			if (!(ok = fm_hold_yield(h)))
 				break;
-		if (!ok)
+		if (!ok) {
+			/* The jobs that finished meanwhile are scanned again
+			 * next cycle, or their run times would be lost. */
+			last_finished_scan = scanned_to;
 			fm_free_snapshot(snap);
+		}
 	}
 	xfree(ids);
 	return ok;
@@ -366,6 +370,9 @@ static void _cycle(void)
 	if (!ok) {
 		watch.next_begin = 0;
 		fm_free_reservation(&resv);
+		/* The pass over unmodelled jobs may have allocated batch jobs:
+		 * they are saved and launched whatever stopped the cycle. */
+		_make_durable(&hold);
 		return;
 	}
 	uint32_t snapshot_us = hold.total_us;
@@ -385,7 +392,9 @@ static void _cycle(void)
 	size_t n_outcomes = 0;
 	hold.phase = "applying decisions";
 	fm_lock(&hold);
-	if (_scheduling_allowed()) {
+	/* While the plan ran, partitions, reservations or slurm.conf may have
+	 * changed (node indices, the reserved nodes): plan again instead. */
+	if (fm_hold_unchanged(&hold)) {
 		if (count >= 0)
 			n_outcomes = fm_apply(decisions, count, &resv, outcomes,
 					      &hold);
