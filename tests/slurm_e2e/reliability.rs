@@ -402,6 +402,23 @@ fn lock_holds(log: &str) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// The holds slurmctld logged as over twice `LockHoldMs`, as (CPU us,
+/// wall us, phase), the most CPU first.
+fn slow_holds(log: &str) -> Vec<(u64, u64, String)> {
+    let mut slow: Vec<(u64, u64, String)> = log
+        .lines()
+        .filter_map(|l| {
+            let rest = l.split("held slurmctld's locks for ").nth(1)?;
+            let wall = rest.split(' ').next()?.parse().ok()?;
+            let cpu = rest.split(" (").nth(1)?.split(' ').next()?.parse().ok()?;
+            let phase = rest.rsplit("; ").next()?.split(')').next()?.to_string();
+            Some((cpu, wall, phase))
+        })
+        .collect();
+    slow.sort_unstable_by_key(|h| std::cmp::Reverse(h.0));
+    slow
+}
+
 /// `n` zero-length jobs from 4 users, submitted by 4 concurrent sbatch
 /// streams as fast as sbatch returns; half of them hinted.
 fn burst_scenario(sched: &str, n: usize) -> (Burst, Cluster) {
@@ -526,21 +543,46 @@ fn s_a_burst_of_jobs_loses_none() {
         eprintln!("  {:<16} {}", "", b.tally);
         assert!(b.tally.perfect(), "{sched}: {}\n{}", b.tally, c.log_tail());
         if sched == "sched/fairmatch" && std::env::var_os("FAIRMATCH_BURST_CONF").is_none() {
-            let holds = lock_holds(&c.log());
+            let log = c.log();
+            let holds = lock_holds(&log);
             let most_holds = holds.iter().map(|h| h.0).max().unwrap_or(0);
-            let most_cpu = holds.iter().map(|h| h.1).max().unwrap_or(0);
+            let mut cpu: Vec<u64> = holds.iter().map(|h| h.1).collect();
+            cpu.sort_unstable();
+            let at = |q: f64| cpu.get(((cpu.len() as f64 - 1.0) * q).round() as usize);
+            let (p90, most_cpu) = (
+                at(0.9).copied().unwrap_or(0),
+                cpu.last().copied().unwrap_or(0),
+            );
             eprintln!(
-                "  {:<16} {} cycles; at most {most_holds} lock holds in one, the longest {most_cpu} us on a CPU",
+                "  {:<16} {} cycles; at most {most_holds} lock holds in one; a cycle's longest hold on a CPU: p90 {p90} us, max {most_cpu} us",
                 "",
                 holds.len()
             );
+            let slowest = slow_holds(&log);
+            for (cpu_us, wall_us, phase) in slowest.iter().take(3) {
+                eprintln!(
+                    "  {:<16} slow hold: {cpu_us} us on a CPU, {wall_us} us in all ({phase})",
+                    ""
+                );
+            }
             // A deep queue is copied in several holds: at least the first,
             // one after a yield, the apply step's and the launch's.
             assert!(most_holds >= 4, "no cycle yielded the locks: {holds:?}");
             // LockHoldMs=1 plus one job's work. CPU time, not wall time:
             // on 2 busy cores the agent often waits for a CPU while it
-            // holds the locks. 9 ms of slack for one slow Slurm call.
-            assert!(most_cpu <= 10_000, "a hold used {most_cpu} us of CPU");
+            // holds the locks. A cycle's longest hold is 1-2.5 ms here;
+            // copying a 1,000-job queue in one hold takes 5-6 ms, so a
+            // lost yield shows in most cycles and fails the p90 bound.
+            // The worst hold gets more room: one launch or start alone
+            // can be slow (15.8 ms of CPU once in a clean CI run).
+            assert!(
+                p90 <= 5_000,
+                "holds used {p90} us of CPU at p90: {slowest:?}"
+            );
+            assert!(
+                most_cpu <= 40_000,
+                "a hold used {most_cpu} us of CPU: {slowest:?}"
+            );
         }
     }
 }
