@@ -19,7 +19,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 tree=$(scripts/slurm-src.sh "$series")
 name=$(basename "$(dirname "$tree")")
 prefix=/opt/$name
-if [ ! -x "$prefix/sbin/slurmctld" ] || [ ! -f "$prefix/lib/slurm/sched_backfill.so" ]; then
+if [ ! -x "$prefix/sbin/slurmctld" ] || [ ! -f "$prefix/lib/slurm/sched_backfill.so" ] ||
+    [ ! -f "$prefix/lib/slurm/accounting_storage_mysql.so" ]; then
     log "building $name (make -j2, about 15 minutes the first time; log in $tree/../build.log)"
     (cd "$tree" && make -j2 >"$tree/../build.log" 2>&1) ||
         { log "make failed; see $tree/../build.log"; exit 1; }

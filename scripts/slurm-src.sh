@@ -34,7 +34,14 @@ archive=$(ls "$tarballs"/slurm-"$series".*.tar.xz 2>/dev/null | sort -V | tail -
 [ -n "$archive" ] || { log "no slurm-$series.*.tar.xz in $tarballs"; exit 1; }
 name=$(basename "$archive" .tar.xz)
 tree="$cache/$name"
-if [ ! -f "$tree/src/config.h" ] || [ ! -f "$tree/src/slurm/slurm_version.h" ]; then
+# MariaDB's client headers give slurmdbd its accounting_storage/mysql
+# plugin, which the QOS end-to-end test needs.
+if ! command -v mariadb_config >/dev/null; then
+    log "installing libmariadb-dev (Slurm's accounting storage plugin)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q libmariadb-dev >&2
+fi
+if [ ! -f "$tree/src/config.h" ] || [ ! -f "$tree/src/slurm/slurm_version.h" ] ||
+    ! grep -q '^#define HAVE_MYSQL 1' "$tree/src/config.h"; then
     if [ -f "$tarballs/SHA256SUMS" ]; then
         want=$(awk -v f="$(basename "$archive")" '$2 == f || $2 == "*"f {print $1}' "$tarballs/SHA256SUMS")
         have=$(sha256sum "$archive" | awk '{print $1}')
