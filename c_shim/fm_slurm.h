@@ -86,6 +86,8 @@ typedef struct {
 	/* Something was done in this hold: a hold always makes progress,
 	 * however short LockHoldMs or slow the lock. */
 	bool worked;
+	/* A yield found the cycle must stop (fm_hold_yield() said false). */
+	bool stopped;
 	/* Update stamps when the locks were last given up. */
 	time_t part, resv, conf;
 	uint32_t holds, longest_us, total_us;

@@ -263,7 +263,9 @@ bool fm_hold_yield(fm_hold_t *h)
 	fm_unlock(h);
 	usleep(YIELD_SLEEP_US);
 	fm_lock(h);
-	return fm_hold_unchanged(h);
+	if (!fm_hold_unchanged(h))
+		h->stopped = true;
+	return !h->stopped;
 }
 
 /* sdiag: "Main schedule statistics" count fairmatch's cycles and the time
@@ -356,7 +358,10 @@ static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 	return ok;
 }
 
-static void _cycle(void)
+/* Returns false when the cycle stopped short (snapshot abandoned, or
+ * decisions left unapplied): the agent then runs the next one at its next
+ * tick, without waiting for a change it has already seen. */
+static bool _cycle(void)
 {
 	fm_snapshot_t snap;
 	fm_reservation_t resv = { 0 };
@@ -373,7 +378,8 @@ static void _cycle(void)
 		/* The pass over unmodelled jobs may have allocated batch jobs:
 		 * they are saved and launched whatever stopped the cycle. */
 		_make_durable(&hold);
-		return;
+		debug("fairmatch: cycle stopped during the snapshot (scheduling disabled, or partitions, reservations or slurm.conf changed); again at the next tick");
+		return false;
 	}
 	uint32_t snapshot_us = hold.total_us;
 
@@ -394,13 +400,17 @@ static void _cycle(void)
 	fm_lock(&hold);
 	/* While the plan ran, partitions, reservations or slurm.conf may have
 	 * changed (node indices, the reserved nodes): plan again instead. */
-	if (fm_hold_unchanged(&hold)) {
+	bool applied = fm_hold_unchanged(&hold);
+	if (applied) {
 		if (count >= 0)
 			n_outcomes = fm_apply(decisions, count, &resv, outcomes,
 					      &hold);
 		else
 			fm_fallback();
+		applied = !hold.stopped;
 	}
+	if (!applied)
+		debug("fairmatch: decisions left unapplied (scheduling disabled, or partitions, reservations or slurm.conf changed); planning again at the next tick");
 	uint32_t cycle_us = _usec_since(&cycle_start);
 	/* Still under the job write lock, as Slurm updates these. */
 	_record_stats(hold.total_us + _usec_since(&hold.since), cycle_us,
@@ -417,6 +427,7 @@ static void _cycle(void)
 	      n_outcomes);
 	xfree(decisions);
 	xfree(outcomes);
+	return applied;
 }
 
 static bool _sleep_ms(uint32_t ms)
@@ -440,7 +451,7 @@ static bool _sleep_ms(uint32_t ms)
 static void *_agent(void *arg)
 {
 	time_t seen_job = 0, seen_node = 0, seen_part = 0, last_cycle = 0;
-	bool reloaded = false;
+	bool reloaded = false, unfinished = false;
 	while (_sleep_ms(settings.interval_ms)) {
 		slurm_mutex_lock(&term_lock);
 		bool reload = reload_config;
@@ -456,14 +467,15 @@ static void *_agent(void *arg)
 		 * change may hide behind an equal stamp, so look anyway. */
 		bool recent = difftime(now, last_job_update) <= 1 ||
 			      difftime(now, last_node_update) <= 1;
-		if (!reloaded && !recent && seen_job == last_job_update &&
+		if (!reloaded && !unfinished && !recent &&
+		    seen_job == last_job_update &&
 		    seen_node == last_node_update &&
 		    seen_part == last_part_update &&
 		    (!watch.next_begin || now < watch.next_begin) &&
 		    difftime(now, last_cycle) < MAX_IDLE_SECONDS)
 			continue;
 		reloaded = false;
-		_cycle();
+		unfinished = !_cycle();
 		/* Our own writes bumped these; do not wake for them. */
 		seen_job = last_job_update;
 		seen_node = last_node_update;
