@@ -97,6 +97,9 @@ typedef struct {
 	const char *phase;	/* what the current hold is for, for the log */
 } fm_hold_t;
 
+/* fm_loaded_by.c: the release this plugin was built for. */
+const char *fm_built_for(void);
+
 void fm_lock(fm_hold_t *h);
 void fm_unlock(fm_hold_t *h);
 /* Whether the hold has lasted LockHoldMs and done some work. */

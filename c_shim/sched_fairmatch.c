@@ -1,5 +1,6 @@
 /*
- * sched/fairmatch: the C side of the plugin, for Slurm 22.05.
+ * sched/fairmatch: the C side of the plugin, for Slurm 22.05 to 26.05
+ * (fm_compat.h bridges what changed between them).
  *
  * Shaped like Slurm's backfill_wrapper.c: init starts an agent thread,
  * fini stops it, reconfig only flags it. Each cycle of the agent:
@@ -487,6 +488,7 @@ static void *_agent(void *arg)
 
 int32_t fairmatch_shim_init(void)
 {
+	verbose("fairmatch: built for Slurm %s", fm_built_for());
 	_ensure_sched_params();
 	slurm_mutex_lock(&term_lock);
 	stop_agent = false;

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// A plugin built against another release's tree is refused when slurmctld
-/// loads it, with Slurm's own log line, and none of its code runs: Slurm
+/// loads it, with Slurm's own log line and the plugin's constructor's, which
+/// names both releases; none of the rest of its code runs: Slurm
 /// checks `plugin_version` (major, minor and micro) before `init()`, and a
 /// symbol the other release lacks already fails `dlopen()`. slurmctld then
 /// stops with a fatal error, as for any scheduler plugin it cannot load;
@@ -44,6 +45,19 @@ fn u_a_plugin_built_for_another_release_is_refused() {
         log.contains("Incompatible Slurm plugin") || log.contains("undefined symbol"),
         "no line says why the plugin was refused:\n{log}"
     );
+    // Once dlopen() succeeds, the plugin's constructor names both
+    // releases before Slurm refuses it.
+    if !log.contains("undefined symbol") {
+        let ours = log
+            .lines()
+            .find(|l| l.contains("fairmatch: this sched_fairmatch.so was built for Slurm"))
+            .unwrap_or_else(|| panic!("no line names both releases:\n{log}"));
+        let running = slurmctld_series();
+        assert!(
+            ours.contains(&format!("this slurmctld runs Slurm {running}")),
+            "{ours} (slurmctld is {running})"
+        );
+    }
     assert!(
         log.contains("cannot create sched context for sched/fairmatch")
             && log.contains("fatal: Failed to initialize"),
@@ -58,4 +72,15 @@ fn u_a_plugin_built_for_another_release_is_refused() {
         !log.contains("Segmentation") && !log.contains("SIGSEGV"),
         "slurmctld crashed:\n{log}"
     );
+}
+
+/// The release series (`22.05`) of the slurmctld on `PATH`.
+fn slurmctld_series() -> String {
+    let out = Command::new("slurmctld")
+        .arg("-V")
+        .output()
+        .expect("slurmctld -V runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.split_whitespace().nth(1).unwrap_or_default();
+    version.split('.').take(2).collect::<Vec<_>>().join(".")
 }
