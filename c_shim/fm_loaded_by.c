@@ -30,7 +30,7 @@ __attribute__((constructor)) static void _check_host_release(void)
 	 * it) there is nothing to check. */
 	long (*host_api)(void) =
 		(long (*)(void)) dlsym(RTLD_DEFAULT, "slurm_api_version");
-	if (!host_api)
+	if (!host_api || !dlsym(RTLD_DEFAULT, "slurm_error"))
 		return;
 	long host = SLURM_VERSION_MAJOR(host_api());
 	long ours = SLURM_VERSION_MAJOR(SLURM_API_VERSION);

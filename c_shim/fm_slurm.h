@@ -1,11 +1,17 @@
 /*
  * What the shim's C files share: Slurm's internal headers (in the order
- * slurmctld needs them) and the shim's own helpers. Slurm 22.05.
+ * slurmctld needs them) and the shim's own helpers. Slurm 22.05 to 26.05.
  */
 #ifndef FM_SLURM_H
 #define FM_SLURM_H
 
 #include "config.h"
+
+/* Slurm's error() under the name only libslurm exports, as Slurm's own
+ * plugins get it from slurm_xlator.h: the plain name would be bound at
+ * link time to glibc's error(3), which exits the process in any host
+ * whose libslurm does not export "error" ahead of libc. */
+#define error slurm_error
 
 #include <inttypes.h>
 #include <pthread.h>

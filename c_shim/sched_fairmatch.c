@@ -369,6 +369,10 @@ static bool _cycle(void)
 	fm_hold_t hold = { 0 };
 	struct timeval cycle_start;
 
+	/* As backfill: no lock taken, and no retry, while scheduling is
+	 * off; the cycle after it is turned back on will look. */
+	if (!_scheduling_allowed())
+		return true;
 	gettimeofday(&cycle_start, NULL);
 	fm_lock(&hold);
 	bool ok = _take_snapshot(&snap, &resv, &hold);

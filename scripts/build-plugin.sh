@@ -37,6 +37,12 @@ if [ -n "$missing" ]; then
     echo "error: the plugin leaves its own symbols undefined: $missing" >&2
     exit 1
 fi
+# Slurm's error() must resolve in libslurm; bound to glibc's error(3) it
+# would exit any host whose libslurm does not come first.
+if nm -D --undefined-only "$target/release/libfairmatch.so" | grep -q ' error@GLIBC'; then
+    echo "error: the plugin calls glibc's error(3) instead of Slurm's error()" >&2
+    exit 1
+fi
 mkdir -p "$out"
 # A new inode: a slurmctld still running the old file keeps its mapping.
 cp "$target/release/libfairmatch.so" "$out/sched_fairmatch.so.new"
