@@ -70,7 +70,7 @@ cargo test --locked --test slurm_e2e -- --ignored --test-threads=1 --nocapture -
 e2e_on() {
     local series=$1 prefix=$2 other=23.11
     shift 2
-    [ "$series" = 23.11 ] && other=26.05
+    [ "$series" = 23.11 ] && other=24.11
     FAIRMATCH_SLURM_PREFIX=$prefix FAIRMATCH_PLUGIN_DIR=$PWD/target/plugin/$series \
         FAIRMATCH_OTHER_PLUGIN_DIR=$PWD/target/plugin/$other \
         PATH="$prefix/sbin:$prefix/bin:$PATH" \
