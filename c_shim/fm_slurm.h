@@ -137,6 +137,10 @@ typedef struct {
 	 * second: a new ending is not durable until the state file has it. */
 	time_t last_end;
 	uint32_t ended_in_last;
+	/* Ended jobs whose epilog is not done: a job saved as COMPLETING
+	 * comes back COMPLETING after a crash and stays so until its node
+	 * registers again, so the epilog's end must be saved too. */
+	uint32_t completing;
 } fm_watch_t;
 
 /* Nodes, partitions, running and finished jobs, and the ids of the

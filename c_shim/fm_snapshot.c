@@ -434,6 +434,8 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 			}
 			if (job_ptr->end_time == watch->last_end)
 				watch->ended_in_last++;
+			if (IS_JOB_COMPLETING(job_ptr))
+				watch->completing++;
 		}
 		if (IS_JOB_COMPLETE(job_ptr) && job_ptr->part_ptr &&
 		    job_ptr->start_time && job_ptr->end_time >= scan_from &&

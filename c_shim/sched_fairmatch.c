@@ -43,7 +43,7 @@ static time_t last_finished_scan = 0;
  * the state file is known to hold. */
 static fm_watch_t watch = { 0 };
 static time_t durable_end = 0;
-static uint32_t durable_ended = 0;
+static uint32_t durable_ended = 0, durable_completing = 0;
 
 /* Copy and apply both need job and node write locks (select_nodes()). */
 static const slurmctld_lock_t cycle_locks = {
@@ -300,13 +300,15 @@ static void _record_stats(uint32_t locked_us, uint32_t cycle_us,
  * the last write; then launches the allocated scripts. Slurm's own save
  * runs at most every 5 s: a start or an ending inside that window is lost
  * if slurmctld dies, and the job then runs again. Started jobs reach the
- * file before their scripts run; endings reach it within one cycle.
+ * file before their scripts run; endings, and the ends of their epilogs,
+ * reach it within one cycle.
  */
 static uint32_t _make_durable(fm_hold_t *h)
 {
 	bool ended = watch.last_end > durable_end ||
 		     (watch.last_end == durable_end &&
-		      watch.ended_in_last > durable_ended);
+		      watch.ended_in_last > durable_ended) ||
+		     watch.completing != durable_completing;
 	if (!fm_deferred_count() && !ended)
 		return 0;
 	struct timeval t;
@@ -315,6 +317,7 @@ static uint32_t _make_durable(fm_hold_t *h)
 	uint32_t dump_us = _usec_since(&t);
 	durable_end = watch.last_end;
 	durable_ended = watch.ended_in_last;
+	durable_completing = watch.completing;
 	if (rc != SLURM_SUCCESS)
 		error("fairmatch: saving job state before launch failed: %s",
 		      slurm_strerror(rc));
