@@ -193,6 +193,12 @@ impl Cluster {
     }
 
     /// How many times job `id`'s script started.
+    /// When job `id`'s script first started, from its `runs-N` file.
+    pub fn first_start(&self, id: u32) -> Option<f64> {
+        let text = std::fs::read_to_string(self.path().join(format!("runs-{id}"))).ok()?;
+        text.lines().next()?.trim().parse().ok()
+    }
+
     pub fn runs(&self, id: u32) -> usize {
         std::fs::read_to_string(self.path().join(format!("runs-{id}")))
             .map(|t| t.lines().count())

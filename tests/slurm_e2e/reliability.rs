@@ -119,18 +119,32 @@ fn tally(c: &Cluster, ids: &[u32], since: f64, timeout: Duration) -> Tally {
 /// agent cycle under fairmatch (5 s under Slurm's own save). A SIGKILL
 /// inside that cycle loses it, under any scheduler: the job comes back
 /// RUNNING until a node registration (every ~200 s) requeues it. So a
-/// SIGKILL waits until the last job script ended at least 0.5 s ago (at
-/// most 5 s); endings 0.5 to 5 s old are exactly those Slurm's own save
-/// would lose.
-fn settle_endings(c: &Cluster) {
-    let deadline = now() + 5.0;
+/// SIGKILL waits for a moment when no job script ended in the last 0.5 s
+/// and none is due to end in the next 0.3 s (nor overdue by up to 0.5 s):
+/// `jobs` gives each job's GPU and other run time, and its `runs-N` file
+/// its start. Watching only past endings was not enough: the run times are
+/// multiples of 0.5 s, so twice a job ended just as the 0.5 s wait for the
+/// one before ran out, and the kill caught its ending unsaved. After 5 s
+/// the jobs due are no longer waited for, and after 8 s nothing is. Endings
+/// 0.5 to 5 s old are those Slurm's own save would lose.
+fn settle_endings(c: &Cluster, jobs: &[(u32, f64, f64)]) {
+    let start = now();
     loop {
-        let last_end = c.records().iter().map(|(_, r)| r.end).fold(0.0, f64::max);
-        let wait = last_end + 0.5 - now();
-        if wait <= 0.0 || now() >= deadline {
+        let t = now();
+        let ended: HashMap<u32, f64> = c.records().into_iter().map(|(id, r)| (id, r.end)).collect();
+        let recent = ended.values().any(|&end| end > t - 0.5);
+        let due = jobs.iter().any(|&(id, gpu, other)| {
+            !ended.contains_key(&id)
+                && c.first_start(id).is_some_and(|begun| {
+                    [gpu, other]
+                        .iter()
+                        .any(|d| (t - 0.5..t + 0.3).contains(&(begun + d)))
+                })
+        });
+        if t >= start + 8.0 || (!recent && (!due || t >= start + 5.0)) {
             return;
         }
-        std::thread::sleep(Duration::from_secs_f64(wait.min(deadline - now())));
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -140,14 +154,16 @@ fn settle_endings(c: &Cluster) {
 /// the next ones start, SIGKILL again.
 fn restart_scenario(sched: &str) -> (Tally, Cluster) {
     let c = Cluster::start(&["--sched", sched], FAST);
-    let ids: Vec<u32> = (0..24)
+    let jobs: Vec<(u32, f64, f64)> = (0..24)
         .map(|i| {
             let g = 2.0 + (i * 7 % 5) as f64 * 0.5;
             let k = g * 1.5;
             let account = format!("--account=user{}", i % 3);
-            c.submit(&[&account, "-p", "cpu,gpu", "--comment", &hint(g, k)], g, k)
+            let id = c.submit(&[&account, "-p", "cpu,gpu", "--comment", &hint(g, k)], g, k);
+            (id, g, k)
         })
         .collect();
+    let ids: Vec<u32> = jobs.iter().map(|j| j.0).collect();
     let begin = now();
     let plan = [(0.1, false), (3.0, true), (6.5, false), (10.0, true)];
     for &(at, kill) in &plan {
@@ -156,7 +172,7 @@ fn restart_scenario(sched: &str) -> (Tally, Cluster) {
             std::thread::sleep(Duration::from_secs_f64(wait));
         }
         if kill {
-            settle_endings(&c);
+            settle_endings(&c, &jobs);
             c.crash_controller();
         } else {
             c.restart_controller(None);
