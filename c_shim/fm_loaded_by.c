@@ -3,9 +3,10 @@
  * slurmctld's log, naming both releases.
  *
  * Slurm refuses such a plugin itself: it compares plugin_version with its
- * own release before it calls init(), or dlopen() already fails on a
- * symbol the other release lacks. Its log line names only the plugin's
- * release. This constructor runs inside dlopen(), before that check, and
+ * own release before it calls init(). Its log line names only the
+ * plugin's release. (The plugin is linked for lazy binding, see build.rs,
+ * so a function the other release lacks does not fail dlopen() first; a
+ * missing data symbol still would, before this runs.) This constructor runs inside dlopen(), before that check, and
  * asks the host's libslurm for its API version, which changes with every
  * release series. A mismatch within a series (another micro release) is
  * left to Slurm's line and slurmctld's own "version X started".

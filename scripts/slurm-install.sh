@@ -8,7 +8,7 @@
 #   FAIRMATCH_SLURM_PREFIX=$prefix FAIRMATCH_PLUGIN_DIR=target/plugin/26.05 \
 #       cargo test --test slurm_e2e -- --ignored ...
 #
-# `make -j2` takes about 15 minutes on 2 cores the first time; later runs
+# `make -j2` and install take about 9 minutes on 2 cores the first time; later runs
 # reuse the installed prefix.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ name=$(basename "$(dirname "$tree")")
 prefix=/opt/$name
 if [ ! -x "$prefix/sbin/slurmctld" ] || [ ! -f "$prefix/lib/slurm/sched_backfill.so" ] ||
     [ ! -f "$prefix/lib/slurm/accounting_storage_mysql.so" ]; then
-    log "building $name (make -j2, about 15 minutes the first time; log in $tree/../build.log)"
+    log "building $name (make -j2, about 9 minutes the first time; log in $tree/../build.log)"
     (cd "$tree" && make -j2 >"$tree/../build.log" 2>&1) ||
         { log "make failed; see $tree/../build.log"; exit 1; }
     as_root mkdir -p "$prefix"
