@@ -3,7 +3,9 @@
 //! medium ones. Instances include ties, zero and 1e9 durations, forbidden
 //! flavors, busy machines and preferred machines with bonuses.
 
-use fairmatch::solver::{brute, exchange, fast, munkres_ref, Instance, Machine, Solution};
+use fairmatch::solver::{
+    brute, exchange, fast, munkres_ref, one_flavor, Instance, Machine, Solution,
+};
 use proptest::prelude::*;
 
 fn duration() -> impl Strategy<Value = Option<f64>> {
@@ -150,6 +152,46 @@ proptest! {
         let m = munkres_ref::solve(&inst).unwrap();
         assert_well_formed(&inst, &e);
         assert_same_objective(&e, &m);
+    }
+}
+
+/// Instances where every machine has the first machine's flavor and no job
+/// prefers a machine: the case [`one_flavor`] solves by list scheduling.
+fn one_flavor_instance(max_jobs: usize, max_machines: usize) -> impl Strategy<Value = Instance> {
+    instance(max_jobs, max_machines).prop_map(|mut inst| {
+        let f = inst.machines[0].flavor;
+        for m in &mut inst.machines {
+            m.flavor = f;
+        }
+        inst.preferred.clear();
+        for j in 0..inst.jobs() {
+            let t = &mut inst.times[j * inst.flavors + f];
+            t.get_or_insert(7.0);
+        }
+        inst
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #[test]
+    fn one_flavor_matches_brute_force(inst in one_flavor_instance(8, 4)) {
+        prop_assert!(one_flavor::applies(&inst).is_some());
+        let o = one_flavor::solve(&inst).unwrap();
+        let b = brute::solve(&inst).unwrap();
+        assert_well_formed(&inst, &o);
+        assert_same_objective(&o, &b);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn one_flavor_matches_munkres(inst in one_flavor_instance(60, 10)) {
+        let o = one_flavor::solve(&inst).unwrap();
+        let m = munkres_ref::solve(&inst).unwrap();
+        assert_well_formed(&inst, &o);
+        assert_same_objective(&o, &m);
     }
 }
 

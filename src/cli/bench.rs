@@ -12,6 +12,7 @@ struct BenchReport {
     jobs: usize,
     machines: usize,
     flavors: usize,
+    /// The solver that ran: "one-flavor" when only one flavor has machines.
     solver: &'static str,
     /// The exchange solver could not certify a step and the slot solver
     /// solved the instance instead (its time is included).
@@ -39,9 +40,12 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
     }
     let instance = random::instance(args.jobs, args.machines, args.flavors, args.seed);
     let kind: SolverKind = args.solver.into();
+    // `solver::solve` hands a one-flavor instance to list scheduling.
+    let one_flavor =
+        kind != SolverKind::Munkres && solver::one_flavor::applies(&instance).is_some();
     let started = Instant::now();
     let (solution, fell_back) = match kind {
-        SolverKind::Exchange => exchange::solve_reporting(&instance),
+        SolverKind::Exchange if !one_flavor => exchange::solve_reporting(&instance),
         _ => solver::solve(&instance, kind).map(|s| (s, false)),
     }
     .map_err(|e| CliError::Run(e.to_string()))?;
@@ -57,7 +61,11 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
         jobs: args.jobs,
         machines: args.machines,
         flavors: args.flavors,
-        solver: kind.name(),
+        solver: if one_flavor {
+            "one-flavor"
+        } else {
+            kind.name()
+        },
         fell_back,
         seconds,
         objective: solution.objective,

@@ -15,6 +15,7 @@ pub mod exchange;
 pub mod fast;
 #[cfg(feature = "cli")]
 pub mod munkres_ref;
+pub mod one_flavor;
 #[cfg(feature = "cli")]
 pub mod random;
 
@@ -206,7 +207,17 @@ impl SolverKind {
     }
 }
 
+/// Solves with `kind`, except that an instance where only one flavor has
+/// machines and no job prefers a machine goes to [`one_flavor`], which is
+/// exact there and costs a sort. The reference, munkres, always runs itself.
 pub fn solve(instance: &Instance, kind: SolverKind) -> Result<Solution, SolveError> {
+    #[cfg(feature = "cli")]
+    let reference = kind == SolverKind::Munkres;
+    #[cfg(not(feature = "cli"))]
+    let reference = false;
+    if !reference && one_flavor::applies(instance).is_some() {
+        return one_flavor::solve(instance);
+    }
     match kind {
         SolverKind::Fast => fast::solve(instance),
         SolverKind::Exchange => exchange::solve(instance),
