@@ -222,6 +222,31 @@ enum PolicyArg {
     Fifo,
     /// Greedy join-the-shortest-queue: earliest estimated finish.
     Jsq,
+    /// Shortest job first, each job on its fastest flavor.
+    Sjf,
+    /// AlloX's DRFF: DRF across users, arrival order within a user, every
+    /// job on the GPU.
+    DrfFifo,
+    /// AlloX's DRFS: DRF across users, shortest first within a user, each
+    /// job on its fastest flavor.
+    DrfSjf,
+    /// Equal share: each active user may hold 1/n of every flavor.
+    Es,
+}
+
+impl PolicyArg {
+    /// The name `--policy` takes and reports print.
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyArg::Allox => "allox",
+            PolicyArg::Fifo => "fifo",
+            PolicyArg::Jsq => "jsq",
+            PolicyArg::Sjf => "sjf",
+            PolicyArg::DrfFifo => "drf-fifo",
+            PolicyArg::DrfSjf => "drf-sjf",
+            PolicyArg::Es => "es",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

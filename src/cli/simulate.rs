@@ -1,10 +1,14 @@
 //! `fairmatch simulate`: load a scenario, run each policy on it, compare.
 
 use super::{table, BundledArg, CliError, Format, PolicyArg, ProfileArg, SimulateArgs, TimeUnit};
+use clap::ValueEnum;
 use fairmatch::bundled::Bundled;
 use fairmatch::io::{self, allox_format, allox_format::AlloxOptions, cluster_yaml};
 use fairmatch::metrics::{self, JobOutcome, Metrics};
 use fairmatch::model::Scenario;
+use fairmatch::policy::drf::Drf;
+use fairmatch::policy::equal_share::EqualShare;
+use fairmatch::policy::sjf::Sjf;
 use fairmatch::policy::{allox::Allox, fifo::Fifo, jsq::Jsq, Policy};
 use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -261,7 +265,7 @@ fn run_specs(args: &SimulateArgs) -> Result<Vec<RunSpec>, CliError> {
     };
     let mut policies = args.policies.clone();
     if policies.is_empty() {
-        policies = vec![PolicyArg::Allox, PolicyArg::Fifo, PolicyArg::Jsq];
+        policies = PolicyArg::value_variants().to_vec();
     }
     let mut seen = Vec::new();
     policies.retain(|p| {
@@ -301,6 +305,10 @@ fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, C
         }
         PolicyArg::Fifo => Box::new(Fifo),
         PolicyArg::Jsq => Box::new(Jsq),
+        PolicyArg::Sjf => Box::new(Sjf),
+        PolicyArg::DrfFifo => Box::new(Drf::fifo()),
+        PolicyArg::DrfSjf => Box::new(Drf::sjf()),
+        PolicyArg::Es => Box::new(EqualShare),
     })
 }
 
@@ -314,12 +322,7 @@ fn report(
     let flavors = &scenario.cluster.flavors;
     let users = &scenario.workload.users;
     RunReport {
-        policy: match spec.policy {
-            PolicyArg::Allox => "allox",
-            PolicyArg::Fifo => "fifo",
-            PolicyArg::Jsq => "jsq",
-        }
-        .into(),
+        policy: spec.policy.name().into(),
         label,
         alpha: spec.alpha,
         jobs: m.jobs,

@@ -6,8 +6,13 @@
 
 pub mod allox;
 pub mod candidates;
+pub mod drf;
+pub mod equal_share;
 pub mod fifo;
 pub mod jsq;
+pub mod sjf;
+#[cfg(test)]
+pub(crate) mod testing;
 mod warm_plan;
 
 use crate::model::{best_flavor, Flavor};
@@ -164,6 +169,65 @@ pub(crate) fn by_arrival(pending: &[PendingJob]) -> Vec<&PendingJob> {
     let mut jobs: Vec<&PendingJob> = pending.iter().collect();
     jobs.sort_by(|a, b| a.arrival.total_cmp(&b.arrival).then(a.id.cmp(&b.id)));
     jobs
+}
+
+/// The idle machines of each flavor, taken lowest index first: the
+/// bookkeeping of the greedy policies, which start jobs one by one.
+pub(crate) struct IdleByFlavor(Vec<std::collections::VecDeque<usize>>);
+
+impl IdleByFlavor {
+    pub(crate) fn new(view: &View<'_>) -> Self {
+        let mut idle = vec![std::collections::VecDeque::new(); view.flavors.len()];
+        for m in view.idle_machines() {
+            idle[view.machines[m].flavor].push_back(m);
+        }
+        IdleByFlavor(idle)
+    }
+
+    pub(crate) fn has(&self, flavor: usize) -> bool {
+        !self.0[flavor].is_empty()
+    }
+
+    pub(crate) fn take(&mut self, flavor: usize) -> Option<usize> {
+        self.0[flavor].pop_front()
+    }
+
+    pub(crate) fn any(&self) -> bool {
+        self.0.iter().any(|q| !q.is_empty())
+    }
+}
+
+/// A job's flavors that have slots, fastest first (ties: lower index).
+pub(crate) fn flavors_by_speed(job: &PendingJob, flavors: &[Flavor]) -> Vec<usize> {
+    let mut order: Vec<(f64, usize)> = job
+        .estimates
+        .iter()
+        .enumerate()
+        .filter(|(f, _)| flavors[*f].slots > 0)
+        .filter_map(|(f, t)| t.map(|t| (t, f)))
+        .collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    order.into_iter().map(|(_, f)| f).collect()
+}
+
+/// Pending jobs shortest first by their fastest estimate, ties by arrival
+/// then id: the order SJF-like policies use.
+pub(crate) fn by_fastest<'a>(pending: &'a [PendingJob], flavors: &[Flavor]) -> Vec<&'a PendingJob> {
+    let mut keyed: Vec<(f64, &PendingJob)> = pending
+        .iter()
+        .map(|j| {
+            (
+                best_flavor(&j.estimates, flavors).map_or(f64::INFINITY, |b| b.1),
+                j,
+            )
+        })
+        .collect();
+    keyed.sort_by(|(ka, a), (kb, b)| {
+        ka.total_cmp(kb)
+            .then(a.arrival.total_cmp(&b.arrival))
+            .then(a.id.cmp(&b.id))
+    });
+    keyed.into_iter().map(|(_, j)| j).collect()
 }
 
 /// A hasher for job ids (`usize`): one multiply, as in rustc's FxHasher.

@@ -1,0 +1,67 @@
+//! Small hand-made views for the policies' unit tests.
+
+use super::{MachineView, PendingJob, RunningJob, View};
+use crate::model::Flavor;
+
+/// Flavors `gpu` and `cpu` with these many slots, and one idle machine per
+/// slot, GPUs first.
+pub fn two_flavors(gpus: usize, cpus: usize) -> (Vec<Flavor>, Vec<MachineView>) {
+    let flavors = vec![
+        Flavor {
+            name: "gpu".into(),
+            slots: gpus,
+        },
+        Flavor {
+            name: "cpu".into(),
+            slots: cpus,
+        },
+    ];
+    let machines = (0..gpus)
+        .map(|_| 0)
+        .chain((0..cpus).map(|_| 1))
+        .map(|flavor| MachineView {
+            flavor,
+            free_at: 0.0,
+            idle: true,
+        })
+        .collect();
+    (flavors, machines)
+}
+
+pub fn pending(id: usize, user: usize, arrival: f64, times: [Option<f64>; 2]) -> PendingJob {
+    PendingJob {
+        id,
+        user,
+        arrival,
+        estimates: times.to_vec(),
+    }
+}
+
+/// `job` running on `machine` (which the caller marks busy).
+pub fn running(id: usize, user: usize, machine: usize, times: [Option<f64>; 2]) -> RunningJob {
+    RunningJob {
+        id,
+        user,
+        machine,
+        started: 0.0,
+        estimates: times.to_vec(),
+    }
+}
+
+/// Four users of weight 1, at time 10.
+pub fn view<'a>(
+    flavors: &'a [Flavor],
+    machines: &'a [MachineView],
+    pending: &'a [PendingJob],
+    running: &'a [RunningJob],
+) -> View<'a> {
+    View {
+        now: 10.0,
+        flavors,
+        machines,
+        pending,
+        running,
+        user_weights: &[1.0; 4],
+        attained: &[],
+    }
+}
