@@ -125,7 +125,7 @@ impl Policy for Drf {
                 q.select_nth_unstable_by(idle_count, |a, b| a.0.cmp(&b.0));
                 q.truncate(idle_count);
             }
-            q.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            q.sort_unstable_by_key(|e| e.0);
         }
         let mut starts = Vec::new();
         while idle.any() {
