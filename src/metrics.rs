@@ -14,6 +14,9 @@ pub struct JobOutcome {
     /// True run time on the job's fastest flavor: the denominator of its
     /// slowdown.
     pub fastest: f64,
+    /// Its completion time alone on a `1/N` share of the cluster
+    /// ([`isolated_time`]): the denominator of its finish-time fairness.
+    pub isolated: f64,
 }
 
 impl JobOutcome {
@@ -39,6 +42,27 @@ impl JobOutcome {
     }
 }
 
+/// How long a single-slot job takes alone on a `1/N` share of every flavor,
+/// Themis's `T_id` (NSDI 2020), with `N` the users that have jobs. A share
+/// of at least one slot runs it at full speed; a share of `s < 1` slots
+/// runs it at `s` of that speed. It takes the best flavor it may use:
+/// `min_f p_f * max(1, N / slots_f)`. 0 if it may use none.
+pub fn isolated_time(durations: &[Option<f64>], slots: &[usize], users: usize) -> f64 {
+    let n = users.max(1) as f64;
+    durations
+        .iter()
+        .zip(slots)
+        .filter(|(_, &s)| s > 0)
+        .filter_map(|(p, &s)| p.map(|p| p * (n / s as f64).max(1.0)))
+        .fold(None, |best: Option<f64>, t| {
+            Some(best.map_or(t, |b| b.min(t)))
+        })
+        .unwrap_or(0.0)
+}
+
+/// Points in each flavor's utilisation series.
+pub const SERIES_POINTS: usize = 50;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metrics {
     pub jobs: usize,
@@ -58,11 +82,30 @@ pub struct Metrics {
     /// Jain's index over the users' mean slowdowns (users with jobs only).
     pub jain: f64,
     pub longest_wait: f64,
+    /// Finish-time fairness per job, `rho = JCT / isolated`: mean and max.
+    /// Above 1, the job did worse than on its own `1/N` share.
+    pub rho_mean: f64,
+    pub rho_max: f64,
+    /// Jobs that waited longer than the starvation bound.
+    pub starved: usize,
+    /// Mean slowdown per user index; `None` for users with no jobs.
+    pub per_user_slowdown: Vec<Option<f64>>,
+    /// Per flavor, [`SERIES_POINTS`] equal spans from the first arrival to
+    /// the last finish, each the share of the flavor's slots busy with jobs
+    /// (not probes) over it. Empty for a flavor with no slots.
+    pub utilization_series: Vec<Vec<f64>>,
 }
 
 /// `busy[f]` is the total busy time of flavor `f`'s slots, `slots[f]` its
-/// slot count; `users` is the number of user indices.
-pub fn compute(outcomes: &[JobOutcome], busy: &[f64], slots: &[usize], users: usize) -> Metrics {
+/// slot count; `users` is the number of user indices; a job that waited
+/// longer than `starvation_bound` seconds counts as starved.
+pub fn compute(
+    outcomes: &[JobOutcome],
+    busy: &[f64],
+    slots: &[usize],
+    users: usize,
+    starvation_bound: f64,
+) -> Metrics {
     let n = outcomes.len();
     let mean = |f: &dyn Fn(&JobOutcome) -> f64| {
         if n == 0 {
@@ -94,10 +137,17 @@ pub fn compute(outcomes: &[JobOutcome], busy: &[f64], slots: &[usize], users: us
     let per_user_jct = (0..users)
         .map(|u| (count[u] > 0).then(|| jct_sum[u] / count[u] as f64))
         .collect();
-    let mean_slowdowns: Vec<f64> = (0..users)
-        .filter(|&u| count[u] > 0)
-        .map(|u| slowdown_sum[u] / count[u] as f64)
+    let per_user_slowdown: Vec<Option<f64>> = (0..users)
+        .map(|u| (count[u] > 0).then(|| slowdown_sum[u] / count[u] as f64))
         .collect();
+    let mean_slowdowns: Vec<f64> = per_user_slowdown.iter().flatten().copied().collect();
+    let rho = |o: &JobOutcome| {
+        if o.isolated > 0.0 {
+            o.jct() / o.isolated
+        } else {
+            1.0
+        }
+    };
 
     Metrics {
         jobs: n,
@@ -116,7 +166,58 @@ pub fn compute(outcomes: &[JobOutcome], busy: &[f64], slots: &[usize], users: us
         per_user_jct,
         jain: jain(&mean_slowdowns),
         longest_wait: outcomes.iter().map(JobOutcome::wait).fold(0.0, f64::max),
+        rho_mean: mean(&rho),
+        rho_max: outcomes.iter().map(rho).fold(0.0, f64::max),
+        starved: outcomes
+            .iter()
+            .filter(|o| o.wait() > starvation_bound)
+            .count(),
+        per_user_slowdown,
+        utilization_series: utilization_series(outcomes, slots, first, makespan),
     }
+}
+
+/// See [`Metrics::utilization_series`].
+fn utilization_series(
+    outcomes: &[JobOutcome],
+    slots: &[usize],
+    first: f64,
+    makespan: f64,
+) -> Vec<Vec<f64>> {
+    let mut series: Vec<Vec<f64>> = slots
+        .iter()
+        .map(|&s| {
+            if s > 0 {
+                vec![0.0; SERIES_POINTS]
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    if makespan <= 0.0 {
+        return series;
+    }
+    let span = makespan / SERIES_POINTS as f64;
+    for o in outcomes {
+        let points = &mut series[o.flavor];
+        let (a, b) = (o.start - first, o.finish - first);
+        let last = ((b / span) as usize).min(SERIES_POINTS - 1);
+        for (i, point) in points
+            .iter_mut()
+            .enumerate()
+            .take(last + 1)
+            .skip((a / span) as usize)
+        {
+            let (lo, hi) = (i as f64 * span, (i + 1) as f64 * span);
+            *point += (b.min(hi) - a.max(lo)).max(0.0);
+        }
+    }
+    for (points, &s) in series.iter_mut().zip(slots) {
+        for p in points.iter_mut() {
+            *p /= s as f64 * span;
+        }
+    }
+    series
 }
 
 /// Nearest-rank percentile of sorted values; 0 for none.
@@ -169,12 +270,14 @@ mod tests {
             flavor: 0,
             machine: 0,
             fastest: 10.0,
+            isolated: 20.0,
         };
         let m = compute(
             &[o(0, 0.0, 0.0, 10.0), o(1, 0.0, 10.0, 20.0)],
             &[20.0],
             &[1],
             2,
+            5.0,
         );
         assert_eq!(m.avg_jct, 15.0);
         assert_eq!(m.avg_wait, 5.0);
@@ -185,5 +288,53 @@ mod tests {
         assert_eq!(m.longest_wait, 10.0);
         // Slowdowns 1 and 2: (3^2) / (2 * 5) = 0.9.
         assert!((m.jain - 0.9).abs() < 1e-12);
+        assert_eq!(m.per_user_slowdown, vec![Some(1.0), Some(2.0)]);
+        // JCTs 10 and 20 over an isolated time of 20 (one slot, two users).
+        assert_eq!((m.rho_mean, m.rho_max), (0.75, 1.0));
+        // Only the second job waited, 10 s, over the 5 s bound.
+        assert_eq!(m.starved, 1);
+        // The one slot is busy all along: every point is 1.
+        assert_eq!(m.utilization_series[0].len(), SERIES_POINTS);
+        assert!(m.utilization_series[0]
+            .iter()
+            .all(|u| (u - 1.0).abs() < 1e-9));
+    }
+
+    #[test]
+    fn isolated_time_takes_the_best_flavor_of_a_one_in_n_share() {
+        // 2 GPUs and 8 CPUs among 4 users: half a GPU (so 2x its GPU time)
+        // or 2 CPUs (full speed) each.
+        let times = [Some(10.0), Some(30.0)];
+        assert_eq!(isolated_time(&times, &[2, 8], 4), 20.0);
+        assert_eq!(isolated_time(&times, &[4, 8], 4), 10.0);
+        assert_eq!(isolated_time(&[None, Some(30.0)], &[4, 8], 4), 30.0);
+        assert_eq!(isolated_time(&[Some(10.0), None], &[0, 8], 4), 0.0);
+    }
+
+    #[test]
+    fn utilization_series_splits_a_job_across_spans() {
+        // Two slots, 0..100 s in 50 points of 2 s. One job runs 0..25 s,
+        // the other 0..100 s: points 0..11 are full, point 12 (24..26 s)
+        // is 3/4 busy, the rest half.
+        let o = |start, finish| JobOutcome {
+            user: 0,
+            arrival: 0.0,
+            start,
+            finish,
+            flavor: 0,
+            machine: 0,
+            fastest: 1.0,
+            isolated: 1.0,
+        };
+        let m = compute(&[o(0.0, 25.0), o(0.0, 100.0)], &[125.0], &[2], 1, 1e9);
+        let s = &m.utilization_series[0];
+        let near = |i: usize, want: f64| assert!((s[i] - want).abs() < 1e-9, "{i}: {}", s[i]);
+        near(0, 1.0);
+        near(11, 1.0);
+        near(12, 0.75);
+        near(13, 0.5);
+        near(49, 0.5);
+        let mean: f64 = s.iter().sum::<f64>() / s.len() as f64;
+        assert!((mean - m.utilization[0].unwrap()).abs() < 1e-12);
     }
 }

@@ -113,6 +113,10 @@ pub struct SimulateArgs {
     /// to calibrate the simulator as a twin of a Slurm cluster.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
     job_overhead: f64,
+    /// A job that waits longer than this many seconds counts as starved
+    /// (the `starved` column) [default: one day].
+    #[arg(long, value_name = "SECONDS", default_value_t = 86_400.0)]
+    starvation_bound: f64,
     /// Print one JSON document instead of a table.
     #[arg(long)]
     json: bool,

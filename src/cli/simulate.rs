@@ -49,6 +49,19 @@ pub(super) struct RunReport {
     pub utilization: BTreeMap<String, f64>,
     pub per_user: BTreeMap<String, f64>,
     pub decisions: usize,
+    /// Finish-time fairness: JCT over the time alone on a 1/N share.
+    pub rho_mean: f64,
+    pub rho_max: f64,
+    pub starvation_bound: f64,
+    /// Jobs that waited longer than `starvation_bound`.
+    pub starved: usize,
+    pub per_user_slowdown: BTreeMap<String, f64>,
+    /// Per flavor: the share of its slots busy in each of 50 equal spans
+    /// from the first arrival to the last finish.
+    pub utilization_series: BTreeMap<String, Vec<f64>>,
+    /// Wall time per decision, mean and max (measured: varies by run).
+    pub decision_mean_seconds: f64,
+    pub decision_max_seconds: f64,
 }
 
 pub fn run(args: SimulateArgs) -> Result<(), CliError> {
@@ -98,8 +111,13 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
                 &outcome.busy,
                 &slots,
                 scenario.workload.users.len(),
+                args.starvation_bound,
             );
-            let report = report(&scenario, spec, policy.label(), &m, outcome.decisions);
+            let mut report = report(&scenario, spec, policy.label(), &m, outcome.decisions);
+            report.starvation_bound = args.starvation_bound;
+            report.decision_mean_seconds =
+                outcome.decision_seconds / outcome.decisions.max(1) as f64;
+            report.decision_max_seconds = outcome.decision_seconds_max;
             Ok((report, outcome.jobs))
         })
         .collect();
@@ -346,6 +364,23 @@ fn report(
             .filter_map(|(u, j)| j.map(|j| (u.name.clone(), j)))
             .collect(),
         decisions,
+        rho_mean: m.rho_mean,
+        rho_max: m.rho_max,
+        starvation_bound: 0.0,
+        starved: m.starved,
+        per_user_slowdown: users
+            .iter()
+            .zip(&m.per_user_slowdown)
+            .filter_map(|(u, s)| s.map(|s| (u.name.clone(), s)))
+            .collect(),
+        utilization_series: flavors
+            .iter()
+            .zip(&m.utilization_series)
+            .filter(|(_, s)| !s.is_empty())
+            .map(|(f, s)| (f.name.clone(), s.clone()))
+            .collect(),
+        decision_mean_seconds: 0.0,
+        decision_max_seconds: 0.0,
     }
 }
 

@@ -35,7 +35,10 @@ pub fn render(name: &str, scenario: &Scenario, runs: &[RunReport]) -> String {
         "p99".into(),
         "makespan".into(),
         "max wait".into(),
+        "starved".into(),
         "Jain".into(),
+        "rho".into(),
+        "max rho".into(),
     ];
     header.extend(flavors.iter().map(|f| format!("util {f}")));
     let rows: Vec<Vec<String>> = runs
@@ -51,7 +54,10 @@ pub fn render(name: &str, scenario: &Scenario, runs: &[RunReport]) -> String {
                 secs(r.p99_jct),
                 secs(r.makespan),
                 secs(r.longest_wait),
+                r.starved.to_string(),
                 format!("{:.3}", r.jain),
+                format!("{:.2}", r.rho_mean),
+                format!("{:.2}", r.rho_max),
             ];
             row.extend(flavors.iter().map(|f| {
                 r.utilization
@@ -85,6 +91,27 @@ pub fn render(name: &str, scenario: &Scenario, runs: &[RunReport]) -> String {
         })
         .collect();
     grid(&mut out, &header, &rows);
+
+    let _ = writeln!(out, "\nMean slowdown per user:");
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.label.clone()];
+            row.extend(users.iter().map(|u| {
+                r.per_user_slowdown
+                    .get(*u)
+                    .map_or("-".into(), |s| format!("{s:.2}"))
+            }));
+            row
+        })
+        .collect();
+    grid(&mut out, &header, &rows);
+
+    let _ = writeln!(
+        out,
+        "\nA job waiting over {} s counts as starved. rho: JCT over the time alone on a 1/N share (Themis).",
+        runs.first().map_or(0.0, |r| r.starvation_bound)
+    );
     out
 }
 

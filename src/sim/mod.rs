@@ -11,7 +11,7 @@ mod estimates;
 
 pub use estimates::{EstimateSource, ESTIMATE_FLOOR};
 
-use crate::metrics::JobOutcome;
+use crate::metrics::{isolated_time, JobOutcome};
 use crate::model::Scenario;
 use crate::ordered::TotalF64 as Time;
 use crate::policy::{
@@ -68,6 +68,10 @@ pub struct SimOutcome {
     pub busy: Vec<f64>,
     /// How many times the policy was asked.
     pub decisions: usize,
+    /// Wall time the policy spent deciding: in all, and the longest single
+    /// decision. Measured, so it varies between runs.
+    pub decision_seconds: f64,
+    pub decision_seconds_max: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -167,8 +171,14 @@ struct Sim<'a> {
     outcomes: Vec<Option<JobOutcome>>,
     busy: Vec<f64>,
     decisions: usize,
+    decision_seconds: f64,
+    decision_seconds_max: f64,
     done: usize,
     job_overhead: f64,
+    /// Slots per flavor, and the users that have jobs: the `1/N` share of
+    /// finish-time fairness.
+    slots: Vec<usize>,
+    users_with_jobs: usize,
     /// Per user: the fair-share score integrated over time so far, its
     /// current rate, and when it was last brought up to date.
     attained: Vec<f64>,
@@ -226,8 +236,18 @@ pub fn simulate(
         outcomes: vec![None; n],
         busy: vec![0.0; cluster.flavors.len()],
         decisions: 0,
+        decision_seconds: 0.0,
+        decision_seconds_max: 0.0,
         done: 0,
         job_overhead: options.job_overhead.max(0.0),
+        slots: cluster.flavors.iter().map(|f| f.slots).collect(),
+        users_with_jobs: {
+            let mut has = vec![false; scenario.workload.users.len()];
+            for job in &scenario.workload.jobs {
+                has[job.user] = true;
+            }
+            has.iter().filter(|&&h| h).count()
+        },
         attained: vec![0.0; scenario.workload.users.len()],
         rates: vec![0.0; scenario.workload.users.len()],
         accounted_until: 0.0,
@@ -263,6 +283,8 @@ pub fn simulate(
             .collect(),
         busy: sim.busy,
         decisions: sim.decisions,
+        decision_seconds: sim.decision_seconds,
+        decision_seconds_max: sim.decision_seconds_max,
     })
 }
 
@@ -339,6 +361,7 @@ impl Sim<'_> {
                         fastest: spec
                             .fastest_flavor(&self.scenario.cluster)
                             .map_or(0.0, |(_, t)| t),
+                        isolated: isolated_time(&spec.durations, &self.slots, self.users_with_jobs),
                     });
                     self.done += 1;
                     progress(self.done);
@@ -420,7 +443,12 @@ impl Sim<'_> {
     fn schedule(&mut self, now: f64, policy: &mut dyn Policy) -> Result<(), SimError> {
         while !self.pending.is_empty() && self.machines.contains(&Busy::Idle) {
             self.decisions += 1;
-            let starts = self.with_view(now, |view| policy.decide(view))?;
+            let asked = std::time::Instant::now();
+            let starts = self.with_view(now, |view| policy.decide(view));
+            let took = asked.elapsed().as_secs_f64();
+            self.decision_seconds += took;
+            self.decision_seconds_max = self.decision_seconds_max.max(took);
+            let starts = starts?;
             if starts.is_empty() {
                 break;
             }
