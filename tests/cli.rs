@@ -496,3 +496,67 @@ fn inputs_that_broke_the_core_are_errors_or_correct() {
         expect_input_error(&["simulate", &format!("--alpha={alpha}")], "--alpha");
     }
 }
+
+#[test]
+fn compare_ranks_every_policy_against_the_best_average_jct() {
+    let out = fairmatch(&["compare", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    let policies: Vec<&str> = runs.iter().map(|r| r["policy"].as_str().unwrap()).collect();
+    for p in ["allox", "fifo", "jsq", "sjf", "drf-fifo", "drf-sjf", "es"] {
+        assert!(policies.contains(&p), "{p} missing from {policies:?}");
+    }
+    let best = doc["best_avg_jct"].as_f64().unwrap();
+    let mut ones = 0;
+    for r in runs {
+        let ratio = r["ratio_to_best"].as_f64().unwrap();
+        let jct = r["avg_jct"].as_f64().unwrap();
+        assert!((ratio - jct / best).abs() < 1e-12 && ratio >= 1.0, "{r}");
+        ones += usize::from(ratio == 1.0);
+        assert!(r["rho_max"].as_f64().unwrap() >= r["rho_mean"].as_f64().unwrap());
+    }
+    assert!(ones >= 1);
+
+    let out = fairmatch(&[
+        "compare",
+        "--policies",
+        "fifo,allox",
+        "--alpha",
+        "1",
+        "--csv",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("policy,label,alpha,jobs,avg_jct,ratio_to_best,"));
+    assert_eq!(lines.len(), 3, "{text}");
+    // Runs keep the order asked for.
+    assert!(lines[1].starts_with("fifo,fifo,,40,"), "{text}");
+    assert!(lines[2].starts_with("allox,allox(a=1),1.0,40,2335.825,1.0,"), "{text}");
+
+    let table = fairmatch(&["compare", "--policies", "fifo,jsq"]);
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        table.contains("vs best") && table.contains("1.00x"),
+        "{table}"
+    );
+}
+
+#[test]
+fn compare_refuses_an_unknown_policy_with_exit_2() {
+    let out = fairmatch(&["compare", "--policies", "fifo,nosuch"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown policy 'nosuch'"), "{err}");
+    let out = fairmatch(&["compare", "--policy", "fifo"]);
+    assert_eq!(out.status.code(), Some(2));
+}

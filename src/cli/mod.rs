@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_sim;
+mod compare;
 mod simulate;
 mod table;
 
@@ -31,6 +32,10 @@ enum Command {
     /// workload (40 jobs, 4 users) on 4 GPU and 8 CPU slots, under every
     /// policy.
     Simulate(SimulateArgs),
+    /// Run several policies on one input, in parallel, and print one row
+    /// per policy with its ratio to the best average JCT. Takes every input
+    /// option of `simulate`.
+    Compare(CompareArgs),
     /// Measure a solver.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -124,6 +129,19 @@ pub struct SimulateArgs {
     /// CSV file (run,job_id,user,flavor,machine,arrival,start,finish).
     #[arg(long, value_name = "CSV")]
     schedule_out: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    sim: SimulateArgs,
+    /// Policies to run: `all`, or names separated by commas
+    /// (e.g. allox,fifo,drf-sjf).
+    #[arg(long = "policies", value_name = "LIST", default_value = "all")]
+    policy_list: String,
+    /// Print CSV (one row per run) instead of a table.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -328,6 +346,7 @@ impl fmt::Display for CliError {
 pub fn run(args: Args) -> Result<(), CliError> {
     match args.command {
         Command::Simulate(a) => simulate::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Bench(BenchCommand::Solver(a)) => bench::solver(a),
         Command::Bench(BenchCommand::Sim(a)) => bench_sim::run(a),
     }

@@ -64,9 +64,39 @@ pub(super) struct RunReport {
     pub decision_max_seconds: f64,
 }
 
+/// What one `simulate` or `compare` run produced.
+pub(super) struct Runs {
+    pub name: String,
+    pub scenario: Scenario,
+    pub runs: Vec<RunReport>,
+}
+
 pub fn run(args: SimulateArgs) -> Result<(), CliError> {
-    let (name, scenario, time_unit) = load(&args)?;
-    let specs = run_specs(&args)?;
+    let Runs {
+        name,
+        scenario,
+        runs,
+    } = execute(&args)?;
+    if args.json {
+        let doc = Report {
+            workload: name,
+            runs,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).map_err(|e| CliError::Run(e.to_string()))?
+        );
+    } else {
+        print!("{}", table::render(&name, &scenario, &runs));
+    }
+    Ok(())
+}
+
+/// Loads the scenario and runs every policy of `args` on it, in parallel,
+/// with a progress bar per run; writes `--schedule-out` if asked.
+pub(super) fn execute(args: &SimulateArgs) -> Result<Runs, CliError> {
+    let (name, scenario, time_unit) = load(args)?;
+    let specs = run_specs(args)?;
     let options = SimOptions {
         estimates: match args.estimate_error {
             Some(sigma) => EstimateSource::RelativeError {
@@ -96,7 +126,7 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
     let runs: Vec<Result<(RunReport, Vec<JobOutcome>), CliError>> = specs
         .par_iter()
         .map(|spec| {
-            let mut policy = make_policy(spec, &args)?;
+            let mut policy = make_policy(spec, args)?;
             let bar = bars.add(ProgressBar::new(scenario.workload.jobs.len() as u64));
             bar.set_style(style.clone());
             bar.set_prefix(policy.label());
@@ -130,20 +160,11 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
         write_schedules(path, &scenario, &runs, &schedules)
             .map_err(|e| CliError::Run(format!("{}: {e}", path.display())))?;
     }
-
-    if args.json {
-        let doc = Report {
-            workload: name,
-            runs,
-        };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).map_err(|e| CliError::Run(e.to_string()))?
-        );
-    } else {
-        print!("{}", table::render(&name, &scenario, &runs));
-    }
-    Ok(())
+    Ok(Runs {
+        name,
+        scenario,
+        runs,
+    })
 }
 
 /// The cluster of --gpu-slots and --cpu-slots.

@@ -120,7 +120,7 @@ fn secs(x: f64) -> String {
 }
 
 /// Left-aligned first column, right-aligned numbers.
-fn grid(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+pub(super) fn grid(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     let widths: Vec<usize> = (0..header.len())
         .map(|c| {
             rows.iter()
