@@ -136,6 +136,20 @@ pub trait Policy {
     /// machine of a flavor the job can use, each at most once; callers
     /// check and reject anything else.
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError>;
+
+    /// Preemptive policies: running jobs (by [`RunningJob::id`]) to stop
+    /// now and queue again with the work they have left; asked before
+    /// [`Policy::decide`] whenever jobs wait. Only the simulator asks: the
+    /// Slurm plugin runs AlloX, which never preempts.
+    fn preempt(&mut self, _view: &View<'_>) -> Result<Vec<usize>, PolicyError> {
+        Ok(Vec::new())
+    }
+
+    /// When the policy wants to decide again even if no job arrives or
+    /// ends: a round's end, or a job crossing a priority threshold.
+    fn wake_at(&self, _view: &View<'_>) -> Option<f64> {
+        None
+    }
 }
 
 /// A policy could not decide. Callers leave every job pending.

@@ -93,6 +93,10 @@ pub enum SimError {
     },
     /// The scenario breaks the model's bounds ([`Scenario::validate`]).
     Invalid(String),
+    /// The policy asked to preempt a job that is not running.
+    InvalidPreemption {
+        job: usize,
+    },
     /// The clock ran past [`MAX_CLOCK`], where seconds lose precision.
     ClockOverflow {
         time: f64,
@@ -122,6 +126,9 @@ impl fmt::Display for SimError {
                 write!(f, "job {job} can run on no flavor that has slots")
             }
             SimError::Invalid(e) => write!(f, "invalid scenario: {e}"),
+            SimError::InvalidPreemption { job } => {
+                write!(f, "policy tried to preempt job {job}, which is not running")
+            }
             SimError::ClockOverflow { time } => write!(
                 f,
                 "the schedule runs past t={time:e} s (the limit is {MAX_CLOCK:e} s, beyond which seconds lose precision)"
@@ -142,14 +149,20 @@ impl From<PolicyError> for SimError {
 enum Event {
     /// A machine finishes its job or probe. Completions sort before
     /// arrivals at the same instant, so freed machines are seen at once.
-    Free(usize),
+    /// `epoch` is the machine's count of preemptions when the run began: a
+    /// run that was preempted leaves a stale event, which is ignored.
+    Free { machine: usize, epoch: u64 },
     Arrive(usize),
+    /// The policy asked to be asked again now ([`Policy::wake_at`]).
+    Wake,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Busy {
     Idle,
-    Job { job: usize, started: f64 },
+    /// `fraction`: the share of the job's work left when this run began
+    /// (1 unless it was preempted before).
+    Job { job: usize, started: f64, fraction: f64 },
     Probe { job: usize, until: f64 },
 }
 
@@ -173,6 +186,14 @@ struct Sim<'a> {
     decisions: usize,
     decision_seconds: f64,
     decision_seconds_max: f64,
+    /// Per machine, how many runs on it were preempted (see `Event::Free`).
+    epochs: Vec<u64>,
+    /// Per job, the share of its work left, and when it first started.
+    remaining: Vec<f64>,
+    first_start: Vec<Option<f64>>,
+    /// The wake-up already queued, so a policy's repeated request is
+    /// queued once.
+    next_wake: Option<f64>,
     done: usize,
     job_overhead: f64,
     /// Slots per flavor, and the users that have jobs: the `1/N` share of
@@ -238,6 +259,10 @@ pub fn simulate(
         decisions: 0,
         decision_seconds: 0.0,
         decision_seconds_max: 0.0,
+        epochs: vec![0; cluster.total_slots()],
+        remaining: vec![1.0; n],
+        first_start: vec![None; n],
+        next_wake: None,
         done: 0,
         job_overhead: options.job_overhead.max(0.0),
         slots: cluster.flavors.iter().map(|f| f.slots).collect(),
@@ -346,15 +371,21 @@ impl Sim<'_> {
                     self.make_pending(j);
                 }
             }
-            Event::Free(m) => match std::mem::replace(&mut self.machines[m], Busy::Idle) {
-                Busy::Job { job, started } => {
+            Event::Wake => {
+                if self.next_wake == Some(now) {
+                    self.next_wake = None;
+                }
+            }
+            Event::Free { machine, epoch } if epoch != self.epochs[machine] => {}
+            Event::Free { machine: m, .. } => match std::mem::replace(&mut self.machines[m], Busy::Idle) {
+                Busy::Job { job, started, .. } => {
                     let spec = &self.scenario.workload.jobs[job];
                     let flavor = self.machine_flavor[m];
                     self.busy[flavor] += now - started;
                     self.outcomes[job] = Some(JobOutcome {
                         user: spec.user,
                         arrival: spec.arrival,
-                        start: started,
+                        start: self.first_start[job].unwrap_or(started),
                         finish: now,
                         flavor,
                         machine: m,
@@ -380,14 +411,61 @@ impl Sim<'_> {
         }
     }
 
+    /// Queues job `j`; a preempted job shows its estimates scaled to the
+    /// work it has left.
     fn make_pending(&mut self, j: usize) {
         let job = &self.scenario.workload.jobs[j];
         self.pending.push(PendingJob {
             id: j,
             user: job.user,
             arrival: job.arrival,
-            estimates: self.estimates[j].clone(),
+            estimates: self.scaled_estimates(j, self.remaining[j]),
         });
+    }
+
+    fn scaled_estimates(&self, j: usize, fraction: f64) -> Vec<Option<f64>> {
+        if fraction == 1.0 {
+            return self.estimates[j].clone();
+        }
+        self.estimates[j]
+            .iter()
+            .map(|e| e.map(|e| e * fraction))
+            .collect()
+    }
+
+    /// Stops running job `job` and queues it again with the work it has
+    /// left. A job whose work is done (only its completion is due) is left
+    /// to complete.
+    fn preempt(&mut self, now: f64, job: usize) -> Result<(), SimError> {
+        let found = self.machines.iter().position(
+            |b| matches!(*b, Busy::Job { job: j, .. } if j == job),
+        );
+        let Some(m) = found else {
+            return Err(SimError::InvalidPreemption { job });
+        };
+        let Busy::Job {
+            started, fraction, ..
+        } = self.machines[m]
+        else {
+            unreachable!("found a job above");
+        };
+        let flavor = self.machine_flavor[m];
+        let length = self.scenario.workload.jobs[job].durations[flavor].unwrap_or(0.0);
+        let ran = now - started;
+        let left = if length > 0.0 {
+            fraction - ran / length
+        } else {
+            0.0
+        };
+        if left <= 0.0 {
+            return Ok(());
+        }
+        self.busy[flavor] += ran;
+        self.remaining[job] = left;
+        self.epochs[m] += 1;
+        self.machines[m] = Busy::Idle;
+        self.make_pending(job);
+        Ok(())
     }
 
     /// Probes go first, in arrival order per flavor: they are short, and a
@@ -404,7 +482,13 @@ impl Sim<'_> {
                     until: now + length,
                 };
                 self.busy[flavor] += length;
-                self.push(now + length, Event::Free(m));
+                self.push(
+                    now + length,
+                    Event::Free {
+                        machine: m,
+                        epoch: self.epochs[m],
+                    },
+                );
             }
         }
     }
@@ -441,6 +525,26 @@ impl Sim<'_> {
     }
 
     fn schedule(&mut self, now: f64, policy: &mut dyn Policy) -> Result<(), SimError> {
+        if !self.pending.is_empty() {
+            let asked = std::time::Instant::now();
+            let stop = self.with_view(now, |view| policy.preempt(view));
+            self.decision_seconds += asked.elapsed().as_secs_f64();
+            for job in stop? {
+                self.preempt(now, job)?;
+            }
+        }
+        self.decide(now, policy)?;
+        if let Some(t) = self.with_view(now, |view| policy.wake_at(view)) {
+            let queued = self.next_wake.is_some_and(|w| w > now && w <= t);
+            if t > now && t <= MAX_CLOCK && !queued {
+                self.next_wake = Some(t);
+                self.push(t, Event::Wake);
+            }
+        }
+        Ok(())
+    }
+
+    fn decide(&mut self, now: f64, policy: &mut dyn Policy) -> Result<(), SimError> {
         while !self.pending.is_empty() && self.machines.contains(&Busy::Idle) {
             self.decisions += 1;
             let asked = std::time::Instant::now();
@@ -472,11 +576,21 @@ impl Sim<'_> {
             return invalid("the job cannot run on that flavor");
         };
         self.pending.swap_remove(i);
+        let fraction = self.remaining[start.job];
+        self.first_start[start.job].get_or_insert(now);
         self.machines[start.machine] = Busy::Job {
             job: start.job,
             started: now,
+            fraction,
         };
-        self.push(now + length + self.job_overhead, Event::Free(start.machine));
+        let m = start.machine;
+        self.push(
+            now + fraction * length + self.job_overhead,
+            Event::Free {
+                machine: m,
+                epoch: self.epochs[m],
+            },
+        );
         Ok(())
     }
 
@@ -489,9 +603,11 @@ impl Sim<'_> {
                 let free_at = match *busy {
                     Busy::Idle => now,
                     Busy::Probe { until, .. } => until,
-                    Busy::Job { job, started } => {
-                        started + self.estimates[job][flavor].unwrap_or(0.0)
-                    }
+                    Busy::Job {
+                        job,
+                        started,
+                        fraction,
+                    } => started + fraction * self.estimates[job][flavor].unwrap_or(0.0),
                 };
                 MachineView {
                     flavor,
@@ -507,12 +623,16 @@ impl Sim<'_> {
             .iter()
             .enumerate()
             .filter_map(|(m, busy)| match *busy {
-                Busy::Job { job, started } => Some(RunningJob {
+                Busy::Job {
+                    job,
+                    started,
+                    fraction,
+                } => Some(RunningJob {
                     id: job,
                     user: self.scenario.workload.jobs[job].user,
                     machine: m,
                     started,
-                    estimates: self.estimates[job].clone(),
+                    estimates: self.scaled_estimates(job, fraction),
                 }),
                 _ => None,
             })
