@@ -541,7 +541,10 @@ fn compare_ranks_every_policy_against_the_best_average_jct() {
     assert_eq!(lines.len(), 3, "{text}");
     // Runs keep the order asked for.
     assert!(lines[1].starts_with("fifo,fifo,,40,"), "{text}");
-    assert!(lines[2].starts_with("allox,allox(a=1),1.0,40,2335.825,1.0,"), "{text}");
+    assert!(
+        lines[2].starts_with("allox,allox(a=1),1.0,40,2335.825,1.0,"),
+        "{text}"
+    );
 
     let table = fairmatch(&["compare", "--policies", "fifo,jsq"]);
     let table = String::from_utf8(table.stdout).unwrap();

@@ -1,10 +1,11 @@
 //! The simulator driving AlloX: with every job at t=0 and exact estimates,
 //! alpha 1 must reach the optimal total JCT, which brute force computes
-//! independently. Plus the simulator's own rules.
+//! independently. Plus the simulator's own rules, and the preemptive
+//! baselines' defining behaviour.
 
 use fairmatch::metrics::JobOutcome;
 use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Workload};
-use fairmatch::policy::{allox::Allox, fifo::Fifo, Policy};
+use fairmatch::policy::{allox::Allox, fifo::Fifo, srpt::Srpt, tiresias::Tiresias, Policy};
 use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions, PROBE_FRACTION};
 use fairmatch::solver::{brute, Instance, Machine, SolverKind};
 use proptest::prelude::*;
@@ -328,4 +329,99 @@ fn scenarios_outside_the_model_bounds_are_errors() {
         (0..101).map(|_| (0, 0.0, vec![Some(1e10)])).collect();
     let e = simulate(&scenario(&[1], &serial), &mut Fifo, &EXACT, &mut |_| {}).unwrap_err();
     assert!(matches!(e, SimError::ClockOverflow { .. }), "{e}");
+}
+
+#[test]
+fn srpt_preempts_a_long_job_for_a_short_one_which_keeps_its_work() {
+    // One slot. A 1000 s job starts at 0; a 100 s job arrives at 10.
+    let s = scenario(
+        &[1],
+        &[(0, 0.0, vec![Some(1000.0)]), (1, 10.0, vec![Some(100.0)])],
+    );
+    let o = run(&s, &mut Srpt, &EXACT);
+    assert_eq!((o[1].start, o[1].finish), (10.0, 110.0));
+    // The long job ran 10 s, waited 100 s, then ran its last 990 s.
+    assert_eq!((o[0].start, o[0].finish), (0.0, 1100.0));
+    // FIFO would have kept it: the short job ends at 1100 instead.
+    let f = run(&s, &mut Fifo, &EXACT);
+    assert_eq!((f[0].finish, f[1].finish), (1000.0, 1100.0));
+}
+
+#[test]
+fn srpt_leaves_a_job_with_less_left_running() {
+    // At t=950 the first job has 50 s left: the 100 s arrival waits.
+    let s = scenario(
+        &[1],
+        &[(0, 0.0, vec![Some(1000.0)]), (1, 950.0, vec![Some(100.0)])],
+    );
+    let o = run(&s, &mut Srpt, &EXACT);
+    assert_eq!(
+        (o[0].finish, o[1].start, o[1].finish),
+        (1000.0, 1000.0, 1100.0)
+    );
+}
+
+#[test]
+fn tiresias_demotes_a_job_that_crosses_a_threshold() {
+    // One slot, one threshold at 50 s of service. The 1000 s job is still
+    // in the first queue when the 40 s job arrives at 10, so first come
+    // first served keeps it running; at 50 s of service it drops a queue,
+    // and the waiting job, in the first queue, preempts it.
+    let s = scenario(
+        &[1],
+        &[(0, 0.0, vec![Some(1000.0)]), (1, 10.0, vec![Some(40.0)])],
+    );
+    let o = run(&s, &mut Tiresias::new(vec![50.0]), &EXACT);
+    assert_eq!((o[1].start, o[1].finish), (50.0, 90.0));
+    assert_eq!((o[0].start, o[0].finish), (0.0, 1040.0));
+    // With the threshold out of reach it never preempts.
+    let o = run(&s, &mut Tiresias::new(vec![5000.0]), &EXACT);
+    assert_eq!((o[0].finish, o[1].start), (1000.0, 1000.0));
+}
+
+#[test]
+fn tiresias_runs_jobs_of_one_queue_first_come_first_served() {
+    // The 100 s job also crosses 50 s of service, at t=100: both are then
+    // in the second queue, and the earlier arrival runs again.
+    let s = scenario(
+        &[1],
+        &[(0, 0.0, vec![Some(1000.0)]), (1, 10.0, vec![Some(100.0)])],
+    );
+    let o = run(&s, &mut Tiresias::new(vec![50.0]), &EXACT);
+    assert_eq!(
+        (o[0].finish, o[1].start, o[1].finish),
+        (1050.0, 50.0, 1100.0)
+    );
+}
+
+#[test]
+fn preemptive_policies_finish_every_job_with_its_whole_work_done() {
+    // Staggered arrivals on 2 + 1 slots: each job's time from first start
+    // to finish covers at least its run on the flavor it ended on, and the
+    // busy time adds up to exactly the work done.
+    let jobs: Vec<(usize, f64, Vec<Option<f64>>)> = (0..30)
+        .map(|i| {
+            let t = 10.0 + (i * 37 % 200) as f64;
+            (i % 3, (i * 13 % 90) as f64, vec![Some(t), Some(t * 3.0)])
+        })
+        .collect();
+    let s = scenario(&[2, 1], &jobs);
+    for policy in [
+        &mut Srpt as &mut dyn Policy,
+        &mut Tiresias::new(vec![40.0, 400.0]),
+    ] {
+        let out = simulate(&s, policy, &EXACT, &mut |_| {}).unwrap();
+        for (o, (_, arrival, d)) in out.jobs.iter().zip(&jobs) {
+            assert!(o.start >= *arrival);
+            assert!(o.finish - o.start >= d[0].unwrap() - 1e-9, "{o:?}");
+        }
+        // Every job's work is done on some mix of flavors: the busy time
+        // lies between all-fast and all-slow.
+        let busy: f64 = out.busy.iter().sum();
+        let fast: f64 = jobs.iter().map(|j| j.2[0].unwrap()).sum();
+        assert!(
+            busy >= fast - 1e-6 && busy <= 3.0 * fast + 1e-6,
+            "{busy} vs {fast}"
+        );
+    }
 }

@@ -254,6 +254,10 @@ enum PolicyArg {
     DrfSjf,
     /// Equal share: each active user may hold 1/n of every flavor.
     Es,
+    /// Shortest remaining processing time, preemptive.
+    Srpt,
+    /// Tiresias: discretised least-attained-service queues, preemptive.
+    Tiresias,
 }
 
 impl PolicyArg {
@@ -267,6 +271,8 @@ impl PolicyArg {
             PolicyArg::DrfFifo => "drf-fifo",
             PolicyArg::DrfSjf => "drf-sjf",
             PolicyArg::Es => "es",
+            PolicyArg::Srpt => "srpt",
+            PolicyArg::Tiresias => "tiresias",
         }
     }
 }

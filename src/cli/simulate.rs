@@ -9,6 +9,8 @@ use fairmatch::model::Scenario;
 use fairmatch::policy::drf::Drf;
 use fairmatch::policy::equal_share::EqualShare;
 use fairmatch::policy::sjf::Sjf;
+use fairmatch::policy::srpt::Srpt;
+use fairmatch::policy::tiresias::Tiresias;
 use fairmatch::policy::{allox::Allox, fifo::Fifo, jsq::Jsq, Policy};
 use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -348,6 +350,8 @@ fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, C
         PolicyArg::DrfFifo => Box::new(Drf::fifo()),
         PolicyArg::DrfSjf => Box::new(Drf::sjf()),
         PolicyArg::Es => Box::new(EqualShare),
+        PolicyArg::Srpt => Box::new(Srpt),
+        PolicyArg::Tiresias => Box::new(Tiresias::default()),
     })
 }
 

@@ -11,8 +11,10 @@ pub mod equal_share;
 pub mod fifo;
 pub mod jsq;
 pub mod sjf;
+pub mod srpt;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod tiresias;
 mod warm_plan;
 
 use crate::model::{best_flavor, Flavor};
@@ -242,6 +244,60 @@ pub(crate) fn by_fastest<'a>(pending: &'a [PendingJob], flavors: &[Flavor]) -> V
             .then(a.id.cmp(&b.id))
     });
     keyed.into_iter().map(|(_, j)| j).collect()
+}
+
+/// One job in a preemptive policy's ranking, best first.
+pub(crate) enum Ranked {
+    /// Keeps its machine if a slot of its flavor is left for it.
+    Running { id: usize, flavor: usize },
+    /// Would start on this flavor if a slot of it is left for it.
+    Pending { flavor: usize },
+}
+
+/// Walks `ranking` best first; each job claims a slot of its flavor while
+/// one is left (machines idle or running a job; not probes). Returns the
+/// running jobs left without one: the jobs to preempt so that every better
+/// job can run.
+pub(crate) fn outranked(view: &View<'_>, ranking: &[Ranked]) -> Vec<usize> {
+    let mut left = vec![0usize; view.flavors.len()];
+    for m in view.idle_machines() {
+        left[view.machines[m].flavor] += 1;
+    }
+    for job in view.running {
+        left[view.machines[job.machine].flavor] += 1;
+    }
+    let mut out = Vec::new();
+    for r in ranking {
+        match *r {
+            Ranked::Running { id, flavor } if left[flavor] == 0 => out.push(id),
+            Ranked::Running { flavor, .. } | Ranked::Pending { flavor } => {
+                left[flavor] = left[flavor].saturating_sub(1);
+            }
+        }
+    }
+    out
+}
+
+/// Starts `order`'s jobs, best first, each on an idle machine of its
+/// fastest flavor: the `decide` of the preemptive policies, whose ranking
+/// already made room.
+pub(crate) fn start_in_order(view: &View<'_>, order: &[&PendingJob]) -> Vec<Start> {
+    let mut idle = IdleByFlavor::new(view);
+    let mut starts = Vec::new();
+    for job in order {
+        if !idle.any() {
+            break;
+        }
+        if let Some((f, _)) = best_flavor(&job.estimates, view.flavors) {
+            if let Some(machine) = idle.take(f) {
+                starts.push(Start {
+                    job: job.id,
+                    machine,
+                });
+            }
+        }
+    }
+    starts
 }
 
 /// A hasher for job ids (`usize`): one multiply, as in rustc's FxHasher.

@@ -151,7 +151,10 @@ enum Event {
     /// arrivals at the same instant, so freed machines are seen at once.
     /// `epoch` is the machine's count of preemptions when the run began: a
     /// run that was preempted leaves a stale event, which is ignored.
-    Free { machine: usize, epoch: u64 },
+    Free {
+        machine: usize,
+        epoch: u64,
+    },
     Arrive(usize),
     /// The policy asked to be asked again now ([`Policy::wake_at`]).
     Wake,
@@ -162,8 +165,15 @@ enum Busy {
     Idle,
     /// `fraction`: the share of the job's work left when this run began
     /// (1 unless it was preempted before).
-    Job { job: usize, started: f64, fraction: f64 },
-    Probe { job: usize, until: f64 },
+    Job {
+        job: usize,
+        started: f64,
+        fraction: f64,
+    },
+    Probe {
+        job: usize,
+        until: f64,
+    },
 }
 
 struct Sim<'a> {
@@ -377,37 +387,43 @@ impl Sim<'_> {
                 }
             }
             Event::Free { machine, epoch } if epoch != self.epochs[machine] => {}
-            Event::Free { machine: m, .. } => match std::mem::replace(&mut self.machines[m], Busy::Idle) {
-                Busy::Job { job, started, .. } => {
-                    let spec = &self.scenario.workload.jobs[job];
-                    let flavor = self.machine_flavor[m];
-                    self.busy[flavor] += now - started;
-                    self.outcomes[job] = Some(JobOutcome {
-                        user: spec.user,
-                        arrival: spec.arrival,
-                        start: self.first_start[job].unwrap_or(started),
-                        finish: now,
-                        flavor,
-                        machine: m,
-                        fastest: spec
-                            .fastest_flavor(&self.scenario.cluster)
-                            .map_or(0.0, |(_, t)| t),
-                        isolated: isolated_time(&spec.durations, &self.slots, self.users_with_jobs),
-                    });
-                    self.done += 1;
-                    progress(self.done);
-                }
-                Busy::Probe { job, .. } => {
-                    let group = self.group_of[job];
-                    self.probes_left[group] -= 1;
-                    if self.probes_left[group] == 0 {
-                        for j in std::mem::take(&mut self.group_jobs[group]) {
-                            self.make_pending(j);
+            Event::Free { machine: m, .. } => {
+                match std::mem::replace(&mut self.machines[m], Busy::Idle) {
+                    Busy::Job { job, started, .. } => {
+                        let spec = &self.scenario.workload.jobs[job];
+                        let flavor = self.machine_flavor[m];
+                        self.busy[flavor] += now - started;
+                        self.outcomes[job] = Some(JobOutcome {
+                            user: spec.user,
+                            arrival: spec.arrival,
+                            start: self.first_start[job].unwrap_or(started),
+                            finish: now,
+                            flavor,
+                            machine: m,
+                            fastest: spec
+                                .fastest_flavor(&self.scenario.cluster)
+                                .map_or(0.0, |(_, t)| t),
+                            isolated: isolated_time(
+                                &spec.durations,
+                                &self.slots,
+                                self.users_with_jobs,
+                            ),
+                        });
+                        self.done += 1;
+                        progress(self.done);
+                    }
+                    Busy::Probe { job, .. } => {
+                        let group = self.group_of[job];
+                        self.probes_left[group] -= 1;
+                        if self.probes_left[group] == 0 {
+                            for j in std::mem::take(&mut self.group_jobs[group]) {
+                                self.make_pending(j);
+                            }
                         }
                     }
+                    Busy::Idle => unreachable!("a free event for an idle machine"),
                 }
-                Busy::Idle => unreachable!("a free event for an idle machine"),
-            },
+            }
         }
     }
 
@@ -437,9 +453,10 @@ impl Sim<'_> {
     /// left. A job whose work is done (only its completion is due) is left
     /// to complete.
     fn preempt(&mut self, now: f64, job: usize) -> Result<(), SimError> {
-        let found = self.machines.iter().position(
-            |b| matches!(*b, Busy::Job { job: j, .. } if j == job),
-        );
+        let found = self
+            .machines
+            .iter()
+            .position(|b| matches!(*b, Busy::Job { job: j, .. } if j == job));
         let Some(m) = found else {
             return Err(SimError::InvalidPreemption { job });
         };

@@ -1,0 +1,151 @@
+//! Tiresias (Gu et al., NSDI 2019): discretised two-dimensional
+//! least-attained-service, preemptive. A job's attained service is the
+//! time it has run times the slots it holds (one here). Thresholds split
+//! attained service into priority queues: a job starts in the first and
+//! drops a queue each time it crosses a threshold. Better queues go first,
+//! first come first served within a queue; a running job outranked by
+//! waiting jobs is preempted and keeps its work. Like SJF, each job runs on
+//! its fastest flavor: Tiresias does not weigh flavors against each other.
+//!
+//! The policy keeps each job's service from its earlier runs itself (it is
+//! the only one that stops them), and asks to be woken when a running job
+//! will cross its next threshold, so a demotion takes effect on time.
+
+use super::{
+    best_flavor, outranked, start_in_order, IdMap, PendingJob, Policy, PolicyError, Ranked,
+    RunningJob, Start, View,
+};
+
+#[derive(Clone, Debug)]
+pub struct Tiresias {
+    /// Attained service (slot-seconds) where a job drops to the next queue,
+    /// ascending.
+    pub thresholds: Vec<f64>,
+    /// Service each job had before its current run.
+    served: IdMap<f64>,
+    /// Each job's arrival, noted while it waits: a running job's is not in
+    /// the view, and first come first served within a queue needs it.
+    arrivals: IdMap<f64>,
+}
+
+impl Default for Tiresias {
+    /// Three queues, split at one hour and ten hours of service.
+    fn default() -> Self {
+        Tiresias::new(vec![3600.0, 36_000.0])
+    }
+}
+
+impl Tiresias {
+    pub fn new(thresholds: Vec<f64>) -> Self {
+        Tiresias {
+            thresholds,
+            served: IdMap::default(),
+            arrivals: IdMap::default(),
+        }
+    }
+
+    fn queue(&self, service: f64) -> usize {
+        self.thresholds
+            .iter()
+            .take_while(|&&t| t <= service)
+            .count()
+    }
+
+    fn served(&self, id: usize) -> f64 {
+        self.served.get(&id).copied().unwrap_or(0.0)
+    }
+
+    fn attained(&self, view: &View<'_>, job: &RunningJob) -> f64 {
+        self.served(job.id) + (view.now - job.started).max(0.0)
+    }
+
+    /// Waiting jobs best first: queue, arrival, id.
+    fn order<'a>(&self, view: &View<'a>) -> Vec<&'a PendingJob> {
+        let mut order: Vec<&PendingJob> = view.pending.iter().collect();
+        order.sort_by_key(|j| {
+            (
+                self.queue(self.served(j.id)),
+                crate::ordered::TotalF64(j.arrival),
+                j.id,
+            )
+        });
+        order
+    }
+}
+
+impl Policy for Tiresias {
+    fn label(&self) -> String {
+        "tiresias".into()
+    }
+
+    fn preempt(&mut self, view: &View<'_>) -> Result<Vec<usize>, PolicyError> {
+        // Forget the jobs that have ended.
+        let live: IdMap<()> = view
+            .pending
+            .iter()
+            .map(|j| j.id)
+            .chain(view.running.iter().map(|j| j.id))
+            .map(|id| (id, ()))
+            .collect();
+        self.served.retain(|id, _| live.contains_key(id));
+        self.arrivals.retain(|id, _| live.contains_key(id));
+        for job in view.pending {
+            self.arrivals.insert(job.id, job.arrival);
+        }
+
+        // (queue, arrival, running first, id) and the job's claim.
+        type Key = (usize, crate::ordered::TotalF64, bool, usize);
+        let mut ranked: Vec<(Key, Ranked)> = Vec::new();
+        for job in view.running {
+            let flavor = view.machines[job.machine].flavor;
+            let since = self.arrivals.get(&job.id).copied().unwrap_or(job.started);
+            let key = (
+                self.queue(self.attained(view, job)),
+                crate::ordered::TotalF64(since),
+                false,
+                job.id,
+            );
+            ranked.push((key, Ranked::Running { id: job.id, flavor }));
+        }
+        for job in view.pending {
+            if let Some((flavor, _)) = best_flavor(&job.estimates, view.flavors) {
+                let key = (
+                    self.queue(self.served(job.id)),
+                    crate::ordered::TotalF64(job.arrival),
+                    true,
+                    job.id,
+                );
+                ranked.push((key, Ranked::Pending { flavor }));
+            }
+        }
+        ranked.sort_by_key(|(k, _)| *k);
+        let ranking: Vec<Ranked> = ranked.into_iter().map(|(_, r)| r).collect();
+        let stop = outranked(view, &ranking);
+        for job in view.running.iter().filter(|j| stop.contains(&j.id)) {
+            let total = self.attained(view, job);
+            self.served.insert(job.id, total);
+        }
+        Ok(stop)
+    }
+
+    fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
+        for job in view.pending {
+            self.arrivals.insert(job.id, job.arrival);
+        }
+        Ok(start_in_order(view, &self.order(view)))
+    }
+
+    fn wake_at(&self, view: &View<'_>) -> Option<f64> {
+        if view.pending.is_empty() {
+            return None;
+        }
+        view.running
+            .iter()
+            .filter_map(|job| {
+                let attained = self.attained(view, job);
+                let next = self.thresholds.iter().find(|&&t| t > attained)?;
+                Some(view.now + (next - attained))
+            })
+            .min_by(f64::total_cmp)
+    }
+}
