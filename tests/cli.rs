@@ -563,3 +563,81 @@ fn compare_refuses_an_unknown_policy_with_exit_2() {
     let out = fairmatch(&["compare", "--policy", "fifo"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A bundled test input under tests/data.
+fn data(path: &str) -> String {
+    format!("{}/tests/data/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn gavel_traces_run_with_the_throughput_table() {
+    let table = data("gavel/throughputs_isolated.json");
+    let cluster = data("gavel/cluster_4_4_4.yaml");
+    let trace = data("gavel/dev_seed1_head120.trace");
+    let out = fairmatch(&[
+        "compare",
+        "--format",
+        "gavel",
+        "--workload",
+        &trace,
+        "--throughputs",
+        &table,
+        "--cluster",
+        &cluster,
+        "--users",
+        "3",
+        "--policies",
+        "allox,fifo,srpt",
+        "--alpha",
+        "1",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for run in doc["runs"].as_array().unwrap() {
+        assert_eq!(run["jobs"], 120, "{run}");
+        assert_eq!(run["per_user"].as_object().unwrap().len(), 3);
+    }
+
+    // The older 7-field msr layout has multi-GPU jobs: refused, naming the
+    // line, unless dropped.
+    let msr = data("gavel/msr_11cb48_head200.trace");
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "simulate",
+            "--format",
+            "gavel",
+            "--workload",
+            &msr,
+            "--throughputs",
+            &table,
+            "--cluster",
+            &cluster,
+            "--policy",
+            "fifo",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        fairmatch(&a)
+    };
+    let refused = args(&[]);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("msr_11cb48_head200.trace:") && err.contains("GPUs"),
+        "{err}"
+    );
+    let dropped = args(&["--multi-gpu", "drop"]);
+    assert!(
+        dropped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dropped.stderr)
+    );
+    let err = String::from_utf8_lossy(&dropped.stderr);
+    assert!(err.contains("dropped 47 multi-GPU job(s)"), "{err}");
+    assert_eq!(json_runs(&dropped)[0]["jobs"], 153);
+}

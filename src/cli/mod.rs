@@ -53,9 +53,24 @@ pub struct SimulateArgs {
     workload: Option<PathBuf>,
     /// Format of --workload: `native` is a CSV with header
     /// job_id,user,arrival,duration_<flavor>...[,estimate_<flavor>...];
-    /// `allox` is AlloX's simulator input (flavors gpu and cpu).
+    /// `allox` is AlloX's simulator input (flavors gpu and cpu); `gavel` is
+    /// Gavel's trace (see --throughputs).
     #[arg(long, value_enum, default_value_t = Format::Native)]
     format: Format,
+    /// Gavel's throughput table (simulation_throughputs.json), for
+    /// --format gavel: a job's run time on a flavor is its total_steps over
+    /// the isolated steps per second of the worker type of that name.
+    #[arg(long, value_name = "JSON")]
+    throughputs: Option<PathBuf>,
+    /// Users to deal a Gavel trace's jobs to (its traces have none).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    users: usize,
+    /// How a Gavel trace's jobs get users.
+    #[arg(long, value_enum, default_value_t = UserAssignmentArg::RoundRobin)]
+    user_assignment: UserAssignmentArg,
+    /// What to do with a Gavel trace's multi-GPU jobs.
+    #[arg(long, value_enum, default_value_t = MultiGpuArg::Refuse)]
+    multi_gpu: MultiGpuArg,
     /// Which bundled workload to run when no --workload is given.
     #[arg(long, value_enum, default_value_t = BundledArg::Testbed)]
     bundled: BundledArg,
@@ -220,6 +235,25 @@ pub struct BenchSolverArgs {
 enum Format {
     Native,
     Allox,
+    /// Gavel's trace (10 fields, or the older 7-field msr layout), with
+    /// --throughputs and a --cluster whose flavors are its worker types.
+    Gavel,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum UserAssignmentArg {
+    /// Job i goes to user i mod N, in trace order.
+    RoundRobin,
+    /// Each job to a user drawn uniformly with --seed.
+    Random,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum MultiGpuArg {
+    /// A job on more than one GPU is an error naming its line.
+    Refuse,
+    /// Skip such jobs and say how many.
+    Drop,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -1,8 +1,12 @@
 //! `fairmatch simulate`: load a scenario, run each policy on it, compare.
 
-use super::{table, BundledArg, CliError, Format, PolicyArg, ProfileArg, SimulateArgs, TimeUnit};
+use super::{
+    table, BundledArg, CliError, Format, MultiGpuArg, PolicyArg, ProfileArg, SimulateArgs,
+    TimeUnit, UserAssignmentArg,
+};
 use clap::ValueEnum;
 use fairmatch::bundled::Bundled;
+use fairmatch::io::gavel_format::{self, GavelOptions, UserAssignment};
 use fairmatch::io::{self, allox_format, allox_format::AlloxOptions, cluster_yaml};
 use fairmatch::metrics::{self, JobOutcome, Metrics};
 use fairmatch::model::Scenario;
@@ -219,6 +223,47 @@ fn load(args: &SimulateArgs) -> Result<(String, Scenario, f64), CliError> {
                 Scenario {
                     cluster: spec.cluster,
                     workload,
+                },
+                1.0,
+            ))
+        }
+        Format::Gavel => {
+            let (Some(cluster_path), Some(table_path)) = (&args.cluster, &args.throughputs) else {
+                return Err(CliError::Input(
+                    "--format gavel needs --throughputs FILE.json and --cluster FILE.yaml (flavors named after worker types: v100, p100, k80)".into(),
+                ));
+            };
+            let cluster_name = cluster_path.display().to_string();
+            let spec =
+                cluster_yaml::parse(&cluster_name, &io::read_text(cluster_path).map_err(input)?)
+                    .map_err(input)?;
+            let table_name = table_path.display().to_string();
+            let table = gavel_format::parse_throughputs(
+                &table_name,
+                &io::read_text(table_path).map_err(input)?,
+            )
+            .map_err(input)?;
+            let options = GavelOptions {
+                users: args.users,
+                assignment: match args.user_assignment {
+                    UserAssignmentArg::RoundRobin => UserAssignment::RoundRobin,
+                    UserAssignmentArg::Random => UserAssignment::Random { seed: args.seed },
+                },
+                drop_multi_gpu: args.multi_gpu == MultiGpuArg::Drop,
+            };
+            let trace = gavel_format::parse(&name, &text, &table, &spec.cluster, &options)
+                .map_err(input)?;
+            if trace.dropped_multi_gpu > 0 {
+                eprintln!(
+                    "{name}: dropped {} multi-GPU job(s) (--multi-gpu drop)",
+                    trace.dropped_multi_gpu
+                );
+            }
+            Ok((
+                name,
+                Scenario {
+                    cluster: spec.cluster,
+                    workload: trace.workload,
                 },
                 1.0,
             ))
