@@ -5,6 +5,7 @@
 
 use fairmatch::metrics::JobOutcome;
 use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Workload};
+use fairmatch::policy::gavel_maxmin::GavelMaxMin;
 use fairmatch::policy::{allox::Allox, fifo::Fifo, srpt::Srpt, tiresias::Tiresias, Policy};
 use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions, PROBE_FRACTION};
 use fairmatch::solver::{brute, Instance, Machine, SolverKind};
@@ -424,4 +425,36 @@ fn preemptive_policies_finish_every_job_with_its_whole_work_done() {
             "{busy} vs {fast}"
         );
     }
+}
+
+#[test]
+fn gavel_maxmin_shares_slots_by_rounds() {
+    // Three identical 720 s jobs on two slots, 360 s rounds. The LP gives
+    // each 2/3 of a slot, so the third job starts after one round, not
+    // after two as under FIFO, and no slot idles: all done by 1080 s.
+    let s = scenario(&[2], &vec![(0, 0.0, vec![Some(720.0)]); 3]);
+    let o = run(&s, &mut GavelMaxMin::new(360.0), &EXACT);
+    let mut starts: Vec<f64> = o.iter().map(|j| j.start).collect();
+    starts.sort_by(f64::total_cmp);
+    assert_eq!(starts, vec![0.0, 0.0, 360.0]);
+    let makespan = o.iter().map(|j| j.finish).fold(0.0, f64::max);
+    assert_eq!(makespan, 1080.0);
+    let f = run(&s, &mut Fifo, &EXACT);
+    assert_eq!(f.iter().map(|j| j.start).fold(0.0, f64::max), 720.0);
+}
+
+#[test]
+fn gavel_maxmin_puts_each_job_where_it_is_relatively_fastest() {
+    // A is 4x faster on flavor 0, B 2x faster on flavor 1: the LP gives A
+    // flavor 0 and B flavor 1, round after round.
+    let s = scenario(
+        &[1, 1],
+        &[
+            (0, 0.0, vec![Some(1000.0), Some(4000.0)]),
+            (1, 0.0, vec![Some(2000.0), Some(1000.0)]),
+        ],
+    );
+    let o = run(&s, &mut GavelMaxMin::new(360.0), &EXACT);
+    assert_eq!((o[0].flavor, o[0].finish), (0, 1000.0));
+    assert_eq!((o[1].flavor, o[1].finish), (1, 1000.0));
 }

@@ -292,6 +292,9 @@ enum PolicyArg {
     Srpt,
     /// Tiresias: discretised least-attained-service queues, preemptive.
     Tiresias,
+    /// Gavel's heterogeneity-aware max-min fairness: an LP each 360 s
+    /// round, preemptive.
+    GavelMaxmin,
 }
 
 impl PolicyArg {
@@ -307,6 +310,7 @@ impl PolicyArg {
             PolicyArg::Es => "es",
             PolicyArg::Srpt => "srpt",
             PolicyArg::Tiresias => "tiresias",
+            PolicyArg::GavelMaxmin => "gavel-maxmin",
         }
     }
 }

@@ -9,6 +9,10 @@ pub mod candidates;
 pub mod drf;
 pub mod equal_share;
 pub mod fifo;
+// Solves an LP with good_lp: only in the command's build, never in the
+// Slurm plugin.
+#[cfg(feature = "cli")]
+pub mod gavel_maxmin;
 pub mod jsq;
 pub mod sjf;
 pub mod srpt;

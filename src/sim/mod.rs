@@ -545,7 +545,9 @@ impl Sim<'_> {
         if !self.pending.is_empty() {
             let asked = std::time::Instant::now();
             let stop = self.with_view(now, |view| policy.preempt(view));
-            self.decision_seconds += asked.elapsed().as_secs_f64();
+            let took = asked.elapsed().as_secs_f64();
+            self.decision_seconds += took;
+            self.decision_seconds_max = self.decision_seconds_max.max(took);
             for job in stop? {
                 self.preempt(now, job)?;
             }
