@@ -5,6 +5,7 @@
 
 use fairmatch::metrics::JobOutcome;
 use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Workload};
+use fairmatch::policy::ftf::Ftf;
 use fairmatch::policy::gavel_maxmin::GavelMaxMin;
 use fairmatch::policy::{allox::Allox, fifo::Fifo, srpt::Srpt, tiresias::Tiresias, Policy};
 use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions, PROBE_FRACTION};
@@ -457,4 +458,23 @@ fn gavel_maxmin_puts_each_job_where_it_is_relatively_fastest() {
     let o = run(&s, &mut GavelMaxMin::new(360.0), &EXACT);
     assert_eq!((o[0].flavor, o[0].finish), (0, 1000.0));
     assert_eq!((o[1].flavor, o[1].finish), (1, 1000.0));
+}
+
+#[test]
+fn ftf_lowers_the_worst_rho_compared_with_fifo() {
+    // One slot. A 1000 s job starts at 0; a 10 s job of another user
+    // arrives at 1. Its isolated time is 20 s (half the slot), so behind
+    // the long job, as under FIFO, its rho is (1010 - 1) / 20 = 50.45. FTF
+    // gives it the slot at the next round, 360 s.
+    let s = scenario(
+        &[1],
+        &[(0, 0.0, vec![Some(1000.0)]), (1, 1.0, vec![Some(10.0)])],
+    );
+    let rho_max =
+        |o: &[JobOutcome]| fairmatch::metrics::compute(o, &[1010.0], &[1], 2, 1e9).rho_max;
+    let fifo = run(&s, &mut Fifo, &EXACT);
+    let ftf = run(&s, &mut Ftf::new(360.0), &EXACT);
+    assert!((rho_max(&fifo) - 50.45).abs() < 1e-9, "{}", rho_max(&fifo));
+    assert_eq!((ftf[1].start, ftf[1].finish), (360.0, 370.0));
+    assert!(rho_max(&ftf) < 20.0, "{}", rho_max(&ftf));
 }

@@ -295,6 +295,9 @@ enum PolicyArg {
     /// Gavel's heterogeneity-aware max-min fairness: an LP each 360 s
     /// round, preemptive.
     GavelMaxmin,
+    /// Finish-time fairness (Themis): each round minimises the worst rho,
+    /// preemptive.
+    Ftf,
 }
 
 impl PolicyArg {
@@ -311,6 +314,7 @@ impl PolicyArg {
             PolicyArg::Srpt => "srpt",
             PolicyArg::Tiresias => "tiresias",
             PolicyArg::GavelMaxmin => "gavel-maxmin",
+            PolicyArg::Ftf => "ftf",
         }
     }
 }

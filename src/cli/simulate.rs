@@ -12,6 +12,7 @@ use fairmatch::metrics::{self, JobOutcome, Metrics};
 use fairmatch::model::Scenario;
 use fairmatch::policy::drf::Drf;
 use fairmatch::policy::equal_share::EqualShare;
+use fairmatch::policy::ftf::Ftf;
 use fairmatch::policy::gavel_maxmin::GavelMaxMin;
 use fairmatch::policy::sjf::Sjf;
 use fairmatch::policy::srpt::Srpt;
@@ -399,6 +400,7 @@ fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, C
         PolicyArg::Srpt => Box::new(Srpt),
         PolicyArg::Tiresias => Box::new(Tiresias::default()),
         PolicyArg::GavelMaxmin => Box::new(GavelMaxMin::default()),
+        PolicyArg::Ftf => Box::new(Ftf::default()),
     })
 }
 

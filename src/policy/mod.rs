@@ -9,11 +9,15 @@ pub mod candidates;
 pub mod drf;
 pub mod equal_share;
 pub mod fifo;
+#[cfg(feature = "cli")]
+pub mod ftf;
 // Solves an LP with good_lp: only in the command's build, never in the
 // Slurm plugin.
 #[cfg(feature = "cli")]
 pub mod gavel_maxmin;
 pub mod jsq;
+#[cfg(feature = "cli")]
+pub mod rounds;
 pub mod sjf;
 pub mod srpt;
 #[cfg(test)]

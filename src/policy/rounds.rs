@@ -1,0 +1,325 @@
+//! The round mechanism Gavel's policies share (Narayanan et al., OSDI
+//! 2020), and the LP they solve.
+//!
+//! At the start of each round (360 s by default) an [`Allocator`] gives
+//! every active job (waiting or running) `x[j][f]`: the share of the round
+//! it should spend on flavor `f`. Gavel's mechanism then places jobs:
+//! pairs `(j, f)` go in order of `x[j][f]` over the rounds `j` already had
+//! on `f` (plus one), each taking a free slot of `f` if the job has none
+//! yet. Pairs the allocation gave nothing fill what is left, fastest first,
+//! so no slot idles while a job waits. Running jobs outside the round's
+//! placement are preempted and keep their work. A job arriving mid-round
+//! takes a free slot, fastest first, or waits for the next round.
+//!
+//! [`max_min`] is the LP both allocators solve, with `good_lp` and its
+//! pure-Rust `microlp` backend:
+//!
+//!   maximise t  subject to
+//!     sum_f x[j][f] * T[j][f] / need[j] >= t   for every job
+//!     sum_f x[j][f] <= 1                       (a job holds one slot)
+//!     sum_j x[j][f] <= slots[f]                (capacity)
+//!
+//! where `T[j][f] = 1 / p[j][f]` is the job's throughput on `f`, its share
+//! of the work done per second.
+
+use super::{best_flavor, IdMap, PendingJob, Policy, PolicyError, Start, View};
+use crate::model::Flavor;
+use good_lp::{constraint, variable, Expression, ProblemVariables, Solution, SolverModel};
+use std::collections::HashMap;
+
+/// The round length Gavel's experiments use, in seconds.
+pub const ROUND_SECONDS: f64 = 360.0;
+
+/// A job the round's allocation covers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActiveJob {
+    pub id: usize,
+    /// Run time per flavor for the work it has left.
+    pub left: Vec<Option<f64>>,
+    /// Run time per flavor for all of its work, and when it arrived.
+    pub full: Vec<Option<f64>>,
+    pub arrival: f64,
+}
+
+/// What a round-based policy optimises: the shares `x[j][f]` of the
+/// active jobs.
+pub trait Allocator {
+    fn label(&self) -> String;
+    fn allocate(
+        &self,
+        now: f64,
+        jobs: &[ActiveJob],
+        flavors: &[Flavor],
+    ) -> Result<Vec<Vec<f64>>, PolicyError>;
+}
+
+/// The LP's answer: the level `t`, and `x[j][f]` per job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Allocation {
+    pub level: f64,
+    pub shares: Vec<Vec<f64>>,
+}
+
+pub(crate) fn throughput(p: f64) -> f64 {
+    if p > 0.0 {
+        1.0 / p
+    } else {
+        1e9
+    }
+}
+
+/// Solves the LP above for jobs with run times `times[j][f]` (`None`:
+/// cannot run there). A job whose `need` is not a finite number above 0
+/// gets no fairness constraint.
+pub fn max_min(
+    times: &[Vec<Option<f64>>],
+    flavors: &[Flavor],
+    need: &[f64],
+) -> Result<Allocation, PolicyError> {
+    if times.is_empty() {
+        return Ok(Allocation {
+            level: 0.0,
+            shares: Vec::new(),
+        });
+    }
+    let mut vars = ProblemVariables::new();
+    let level = vars.add(variable().min(0.0));
+    let x: Vec<Vec<Option<good_lp::Variable>>> = times
+        .iter()
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .map(|(f, p)| {
+                    (p.is_some() && flavors[f].slots > 0)
+                        .then(|| vars.add(variable().min(0.0).max(1.0)))
+                })
+                .collect()
+        })
+        .collect();
+    let mut model = vars.maximise(level).using(good_lp::microlp);
+    for (j, row) in times.iter().enumerate() {
+        let fair = need[j].is_finite() && need[j] > 0.0;
+        let mut held = Expression::from(0.0);
+        let mut normalised = Expression::from(0.0);
+        for (f, p) in row.iter().enumerate() {
+            if let (Some(v), Some(p)) = (x[j][f], p) {
+                held += v;
+                if fair {
+                    normalised += v * (throughput(*p) / need[j]);
+                }
+            }
+        }
+        model = model.with(constraint!(held <= 1.0));
+        if fair {
+            model = model.with(constraint!(normalised >= level));
+        }
+    }
+    for (f, flavor) in flavors.iter().enumerate() {
+        let mut used = Expression::from(0.0);
+        for row in &x {
+            if let Some(v) = row[f] {
+                used += v;
+            }
+        }
+        model = model.with(constraint!(used <= flavor.slots as f64));
+    }
+    let solution = model
+        .solve()
+        .map_err(|e| PolicyError::Parameter(format!("the allocation LP failed: {e}")))?;
+    Ok(Allocation {
+        level: solution.value(level),
+        shares: x
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|v| v.map_or(0.0, |v| solution.value(v).max(0.0)))
+                    .collect()
+            })
+            .collect(),
+    })
+}
+
+/// A round-based, preemptive policy: `A` allocates, Gavel's mechanism
+/// places.
+#[derive(Clone, Debug)]
+pub struct RoundBased<A> {
+    pub allocator: A,
+    pub round: f64,
+    /// When the current round ends; `None` before the first.
+    round_end: Option<f64>,
+    /// The round's placement: job id -> flavor.
+    placed: HashMap<usize, usize>,
+    /// Rounds each job has had on each flavor, `(job, flavor) -> rounds`.
+    rounds: HashMap<(usize, usize), f64>,
+    /// Each job's arrival and full estimates, noted the first time it
+    /// waits: a running job's are not in the view.
+    seen: IdMap<(f64, Vec<Option<f64>>)>,
+}
+
+impl<A: Allocator> RoundBased<A> {
+    pub fn with(allocator: A, round: f64) -> Self {
+        RoundBased {
+            allocator,
+            round,
+            round_end: None,
+            placed: HashMap::new(),
+            rounds: HashMap::new(),
+            seen: IdMap::default(),
+        }
+    }
+
+    fn note(&mut self, view: &View<'_>) {
+        for job in view.pending {
+            self.seen
+                .entry(job.id)
+                .or_insert_with(|| (job.arrival, job.estimates.clone()));
+        }
+    }
+
+    /// Allocates the round and places its jobs.
+    fn plan_round(&mut self, view: &View<'_>) -> Result<(), PolicyError> {
+        self.note(view);
+        let mut active: Vec<ActiveJob> = Vec::new();
+        for job in view.running {
+            let f = view.machines[job.machine].flavor;
+            let done = (view.now - job.started).max(0.0);
+            let share_left = job.estimates[f].map_or(1.0, |p| {
+                if p > 0.0 {
+                    ((p - done) / p).max(0.0)
+                } else {
+                    0.0
+                }
+            });
+            let left: Vec<Option<f64>> = job
+                .estimates
+                .iter()
+                .map(|e| e.map(|e| e * share_left))
+                .collect();
+            let (arrival, full) = self
+                .seen
+                .get(&job.id)
+                .cloned()
+                .unwrap_or((job.started, job.estimates.clone()));
+            active.push(ActiveJob {
+                id: job.id,
+                left,
+                full,
+                arrival,
+            });
+        }
+        for job in view.pending {
+            let (arrival, full) = self.seen[&job.id].clone();
+            active.push(ActiveJob {
+                id: job.id,
+                left: job.estimates.clone(),
+                full,
+                arrival,
+            });
+        }
+        let shares = self.allocator.allocate(view.now, &active, view.flavors)?;
+
+        let mut pairs: Vec<(f64, f64, usize, usize)> = Vec::new();
+        for (j, job) in active.iter().enumerate() {
+            for (f, p) in job.left.iter().enumerate() {
+                if let (Some(p), true) = (p, view.flavors[f].slots > 0) {
+                    let had = self.rounds.get(&(job.id, f)).copied().unwrap_or(0.0);
+                    pairs.push((shares[j][f] / (had + 1.0), -*p, job.id, f));
+                }
+            }
+        }
+        // Highest priority first; among pairs given nothing, fastest.
+        pairs.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.total_cmp(&a.1))
+                .then(a.2.cmp(&b.2))
+        });
+        // Probes hold slots too: only idle machines and running jobs count.
+        let mut left = vec![0usize; view.flavors.len()];
+        for m in view.idle_machines() {
+            left[view.machines[m].flavor] += 1;
+        }
+        for job in view.running {
+            left[view.machines[job.machine].flavor] += 1;
+        }
+        self.placed.clear();
+        for (_, _, id, f) in pairs {
+            if left[f] > 0 && !self.placed.contains_key(&id) {
+                left[f] -= 1;
+                self.placed.insert(id, f);
+                *self.rounds.entry((id, f)).or_insert(0.0) += 1.0;
+            }
+        }
+        let live: std::collections::HashSet<usize> = active.iter().map(|j| j.id).collect();
+        self.rounds.retain(|(id, _), _| live.contains(id));
+        self.seen.retain(|id, _| live.contains(id));
+        self.round_end = Some(view.now + self.round);
+        Ok(())
+    }
+}
+
+impl<A: Allocator> Policy for RoundBased<A> {
+    fn label(&self) -> String {
+        self.allocator.label()
+    }
+
+    fn preempt(&mut self, view: &View<'_>) -> Result<Vec<usize>, PolicyError> {
+        if self.round_end.is_some_and(|end| view.now < end) {
+            return Ok(Vec::new());
+        }
+        self.plan_round(view)?;
+        Ok(view
+            .running
+            .iter()
+            .filter(|j| self.placed.get(&j.id) != Some(&view.machines[j.machine].flavor))
+            .map(|j| j.id)
+            .collect())
+    }
+
+    fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
+        self.note(view);
+        if self.round_end.is_none() {
+            self.plan_round(view)?;
+        }
+        let mut idle: Vec<Vec<usize>> = vec![Vec::new(); view.flavors.len()];
+        for m in view.idle_machines().collect::<Vec<_>>().into_iter().rev() {
+            idle[view.machines[m].flavor].push(m);
+        }
+        let mut starts = Vec::new();
+        // The round's placement first, then (mid-round arrivals, slots a
+        // finished job left) the waiting jobs fastest first.
+        let mut rest: Vec<&PendingJob> = Vec::new();
+        for job in view.pending {
+            match self.placed.get(&job.id) {
+                Some(&f) => {
+                    if let Some(machine) = idle[f].pop() {
+                        starts.push(Start {
+                            job: job.id,
+                            machine,
+                        });
+                    }
+                }
+                None => rest.push(job),
+            }
+        }
+        let fastest =
+            |j: &PendingJob| best_flavor(&j.estimates, view.flavors).map_or(f64::INFINITY, |b| b.1);
+        rest.sort_by(|a, b| fastest(a).total_cmp(&fastest(b)).then(a.id.cmp(&b.id)));
+        for job in rest {
+            if let Some((f, _)) = best_flavor(&job.estimates, view.flavors) {
+                if let Some(machine) = idle[f].pop() {
+                    self.placed.insert(job.id, f);
+                    starts.push(Start {
+                        job: job.id,
+                        machine,
+                    });
+                }
+            }
+        }
+        Ok(starts)
+    }
+
+    fn wake_at(&self, view: &View<'_>) -> Option<f64> {
+        let busy = !view.pending.is_empty() || !view.running.is_empty();
+        self.round_end.filter(|_| busy)
+    }
+}
