@@ -641,3 +641,101 @@ fn gavel_traces_run_with_the_throughput_table() {
     assert!(err.contains("dropped 47 multi-GPU job(s)"), "{err}");
     assert_eq!(json_runs(&dropped)[0]["jobs"], 153);
 }
+
+#[test]
+fn generate_then_simulate_gives_back_the_jobs_and_the_load_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("w.csv");
+    let yaml = dir.path().join("c.yaml");
+    let (csv_s, yaml_s) = (csv.to_str().unwrap(), yaml.to_str().unwrap());
+    let args = [
+        "generate",
+        "--flavors",
+        "gpu=4,cpu=8",
+        "--users",
+        "5",
+        "--jobs-per-user",
+        "800",
+        "--load",
+        "0.7",
+        "--seed",
+        "11",
+        "--out",
+        csv_s,
+        "--cluster-out",
+        yaml_s,
+    ];
+    let out = fairmatch(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+
+    // The load, recomputed from the file: each job's fastest time over the
+    // span of arrivals and the 12 slots. Poisson arrivals over 4,000 jobs
+    // vary by about 1.6% (1/sqrt(n)); 10% is the stated tolerance.
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 4000);
+    let work: f64 = rows
+        .iter()
+        .map(|r| r[3].parse::<f64>().unwrap().min(r[4].parse().unwrap()))
+        .sum();
+    let span = rows.last().unwrap()[2].parse::<f64>().unwrap();
+    let load = work / (span * 12.0);
+    assert!((load - 0.7).abs() < 0.07, "load {load}");
+
+    let sim = fairmatch(&[
+        "simulate",
+        "--cluster",
+        yaml_s,
+        "--workload",
+        csv_s,
+        "--policy",
+        "fifo",
+        "--json",
+    ]);
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    let run = &json_runs(&sim)[0];
+    assert_eq!(run["jobs"], 4000);
+    assert_eq!(run["per_user"].as_object().unwrap().len(), 5);
+
+    // Seeded: the same seed, the same file; another seed, another.
+    let again = fairmatch(&[
+        "generate",
+        "--flavors",
+        "gpu=4,cpu=8",
+        "--users",
+        "5",
+        "--jobs-per-user",
+        "800",
+        "--load",
+        "0.7",
+        "--seed",
+        "11",
+    ]);
+    assert_eq!(String::from_utf8(again.stdout).unwrap(), text);
+    let other = fairmatch(&[
+        "generate",
+        "--users",
+        "5",
+        "--jobs-per-user",
+        "800",
+        "--seed",
+        "12",
+    ]);
+    assert_ne!(String::from_utf8(other.stdout).unwrap(), text);
+
+    let bad = fairmatch(&["generate", "--flavors", "gpu=x"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--flavors: 'x' is not a slot count"));
+}

@@ -3,6 +3,7 @@
 mod bench;
 mod bench_sim;
 mod compare;
+mod generate;
 mod simulate;
 mod table;
 
@@ -36,6 +37,10 @@ enum Command {
     /// per policy with its ratio to the best average JCT. Takes every input
     /// option of `simulate`.
     Compare(CompareArgs),
+    /// Write a seeded synthetic workload (native CSV) and its cluster file:
+    /// users with a mean slowdown per flavor each, log-uniform durations,
+    /// Poisson arrivals at a target load. See docs/formats.md.
+    Generate(GenerateArgs),
     /// Measure a solver.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -157,6 +162,44 @@ pub struct CompareArgs {
     /// Print CSV (one row per run) instead of a table.
     #[arg(long, conflicts_with = "json")]
     csv: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct GenerateArgs {
+    /// The cluster: flavor=slots, comma-separated. The first flavor is the
+    /// reference the durations are drawn for.
+    #[arg(long, value_name = "LIST", default_value = "gpu=4,cpu=8")]
+    flavors: String,
+    #[arg(long, default_value_t = 4)]
+    users: usize,
+    #[arg(long, default_value_t = 100)]
+    jobs_per_user: usize,
+    /// Offered work (each job on its fastest flavor) over the cluster's
+    /// capacity; Poisson arrivals at that rate. 0: every job at t=0.
+    #[arg(long, default_value_t = 0.8)]
+    load: f64,
+    /// Durations on the first flavor: log-uniform in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    min_duration: f64,
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600.0)]
+    max_duration: f64,
+    /// Each user's factor on every other flavor (how many times longer its
+    /// jobs take there): log-uniform between these.
+    #[arg(long, value_name = "X", default_value_t = 0.5)]
+    min_slowdown: f64,
+    #[arg(long, value_name = "X", default_value_t = 10.0)]
+    max_slowdown: f64,
+    /// Per-job variation around the user's factor (sigma of its log).
+    #[arg(long, value_name = "SIGMA", default_value_t = 0.3)]
+    spread: f64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the workload here instead of to standard output.
+    #[arg(long, value_name = "CSV")]
+    out: Option<PathBuf>,
+    /// Also write the cluster file here.
+    #[arg(long, value_name = "YAML")]
+    cluster_out: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -395,6 +438,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     match args.command {
         Command::Simulate(a) => simulate::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Generate(a) => generate::run(a),
         Command::Bench(BenchCommand::Solver(a)) => bench::solver(a),
         Command::Bench(BenchCommand::Sim(a)) => bench_sim::run(a),
     }

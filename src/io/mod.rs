@@ -4,6 +4,7 @@
 pub mod allox_format;
 pub mod cluster_yaml;
 pub mod gavel_format;
+pub mod generate;
 pub mod workload_csv;
 
 use crate::model::{check_seconds, MAX_SECONDS};
