@@ -739,3 +739,78 @@ fn generate_then_simulate_gives_back_the_jobs_and_the_load_asked_for() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--flavors: 'x' is not a slot count"));
 }
+
+#[test]
+fn philly_trace_runs_with_either_derivation() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = data("philly/philly_head300.csv");
+    let gpu_cpu = write(
+        dir.path(),
+        "c.yaml",
+        "flavors:\n  - {name: gpu, slots: 16}\n  - {name: cpu, slots: 16}\n",
+    );
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "simulate",
+            "--format",
+            "philly",
+            "--workload",
+            &trace,
+            "--policy",
+            "fifo",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        fairmatch(&a)
+    };
+    // Multi-GPU jobs are refused with their line, or dropped and counted.
+    let refused = run(&["--cluster", gpu_cpu.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("philly_head300.csv:") && err.contains("GPUs"),
+        "{err}"
+    );
+    let allox = run(&[
+        "--cluster",
+        gpu_cpu.to_str().unwrap(),
+        "--multi-gpu",
+        "drop",
+    ]);
+    assert!(
+        allox.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allox.stderr)
+    );
+    let err = String::from_utf8_lossy(&allox.stderr);
+    assert!(err.contains("dropped 4 multi-GPU job(s)"), "{err}");
+    let r = &json_runs(&allox)[0];
+    assert_eq!(r["jobs"], 296);
+    assert_eq!(
+        r["per_user"].as_object().unwrap().len(),
+        4,
+        "users are virtual clusters"
+    );
+
+    // Gavel's derivation: worker types as flavors, a window and a cap.
+    let workers = data("gavel/cluster_4_4_4.yaml");
+    let table = data("gavel/throughputs_isolated.json");
+    let gavel = run(&[
+        "--cluster",
+        &workers,
+        "--multi-gpu",
+        "drop",
+        "--philly-times",
+        "gavel",
+        "--throughputs",
+        &table,
+        "--max-jobs",
+        "50",
+    ]);
+    assert!(
+        gavel.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gavel.stderr)
+    );
+    assert_eq!(json_runs(&gavel)[0]["jobs"], 50);
+}

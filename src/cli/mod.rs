@@ -76,6 +76,28 @@ pub struct SimulateArgs {
     /// What to do with a Gavel trace's multi-GPU jobs.
     #[arg(long, value_enum, default_value_t = MultiGpuArg::Refuse)]
     multi_gpu: MultiGpuArg,
+    /// How --format philly derives per-flavor times.
+    #[arg(long, value_enum, default_value_t = PhillyTimesArg::Allox)]
+    philly_times: PhillyTimesArg,
+    /// Mean and standard deviation of the CPU-over-GPU speedup that
+    /// --philly-times allox draws (truncated to [0.7, 60]).
+    #[arg(long, default_value_t = 10.0)]
+    speedup_mean: f64,
+    #[arg(long, default_value_t = 10.0)]
+    speedup_sd: f64,
+    /// --format philly: keep jobs arriving from this many seconds after the
+    /// trace's first job...
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    window_start: f64,
+    /// ...up to this many (default: the whole trace).
+    #[arg(long, value_name = "SECONDS")]
+    window_end: Option<f64>,
+    /// --format philly: keep at most this many jobs (the earliest).
+    #[arg(long, value_name = "N")]
+    max_jobs: Option<usize>,
+    /// --format philly: divide arrivals by this (2 doubles the load).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    load_factor: f64,
     /// Which bundled workload to run when no --workload is given.
     #[arg(long, value_enum, default_value_t = BundledArg::Testbed)]
     bundled: BundledArg,
@@ -280,6 +302,19 @@ enum Format {
     Allox,
     /// Gavel's trace (10 fields, or the older 7-field msr layout), with
     /// --throughputs and a --cluster whose flavors are its worker types.
+    Gavel,
+    /// The Philly trace (timestamp,duration,num_gpus,gpu_time,cluster),
+    /// with per-flavor times from --philly-times.
+    Philly,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PhillyTimesArg {
+    /// AlloX's way: CPU time = GPU time x a speedup from a normal
+    /// distribution truncated to [0.7, 60]; cluster flavors gpu and cpu.
+    Allox,
+    /// Gavel's way: a random Gavel job type per job, the duration counted
+    /// as V100 time and scaled by --throughputs; flavors are worker types.
     Gavel,
 }
 

@@ -1,12 +1,13 @@
 //! `fairmatch simulate`: load a scenario, run each policy on it, compare.
 
 use super::{
-    table, BundledArg, CliError, Format, MultiGpuArg, PolicyArg, ProfileArg, SimulateArgs,
-    TimeUnit, UserAssignmentArg,
+    table, BundledArg, CliError, Format, MultiGpuArg, PhillyTimesArg, PolicyArg, ProfileArg,
+    SimulateArgs, TimeUnit, UserAssignmentArg,
 };
 use clap::ValueEnum;
 use fairmatch::bundled::Bundled;
 use fairmatch::io::gavel_format::{self, GavelOptions, UserAssignment};
+use fairmatch::io::philly_format::{self, Derivation, PhillyOptions};
 use fairmatch::io::{self, allox_format, allox_format::AlloxOptions, cluster_yaml};
 use fairmatch::metrics::{self, JobOutcome, Metrics};
 use fairmatch::model::Scenario;
@@ -255,6 +256,62 @@ fn load(args: &SimulateArgs) -> Result<(String, Scenario, f64), CliError> {
             };
             let trace = gavel_format::parse(&name, &text, &table, &spec.cluster, &options)
                 .map_err(input)?;
+            if trace.dropped_multi_gpu > 0 {
+                eprintln!(
+                    "{name}: dropped {} multi-GPU job(s) (--multi-gpu drop)",
+                    trace.dropped_multi_gpu
+                );
+            }
+            Ok((
+                name,
+                Scenario {
+                    cluster: spec.cluster,
+                    workload: trace.workload,
+                },
+                1.0,
+            ))
+        }
+        Format::Philly => {
+            let Some(cluster_path) = &args.cluster else {
+                return Err(CliError::Input(
+                    "--format philly needs --cluster FILE.yaml (gpu and cpu for --philly-times allox; worker types for gavel)".into(),
+                ));
+            };
+            let cluster_name = cluster_path.display().to_string();
+            let spec =
+                cluster_yaml::parse(&cluster_name, &io::read_text(cluster_path).map_err(input)?)
+                    .map_err(input)?;
+            let table = match (args.philly_times, &args.throughputs) {
+                (PhillyTimesArg::Gavel, Some(path)) => Some(
+                    gavel_format::parse_throughputs(
+                        &path.display().to_string(),
+                        &io::read_text(path).map_err(input)?,
+                    )
+                    .map_err(input)?,
+                ),
+                (PhillyTimesArg::Gavel, None) => {
+                    return Err(CliError::Input(
+                        "--philly-times gavel needs --throughputs FILE.json".into(),
+                    ))
+                }
+                (PhillyTimesArg::Allox, _) => None,
+            };
+            let options = PhillyOptions {
+                derivation: match &table {
+                    Some(t) => Derivation::GavelTypes(t),
+                    None => Derivation::AlloxSpeedups {
+                        mean: args.speedup_mean,
+                        sd: args.speedup_sd,
+                    },
+                },
+                seed: args.seed,
+                window: (args.window_start, args.window_end.unwrap_or(f64::INFINITY)),
+                max_jobs: args.max_jobs,
+                load_factor: args.load_factor,
+                drop_multi_gpu: args.multi_gpu == MultiGpuArg::Drop,
+            };
+            let trace =
+                philly_format::parse(&name, &text, &spec.cluster, &options).map_err(input)?;
             if trace.dropped_multi_gpu > 0 {
                 eprintln!(
                     "{name}: dropped {} multi-GPU job(s) (--multi-gpu drop)",

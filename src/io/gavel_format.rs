@@ -41,7 +41,24 @@ impl Throughputs {
         names
     }
 
-    fn steps_per_second(&self, worker: &str, job_type: &str, scale: u32) -> Option<f64> {
+    /// The job types on one GPU that run on `worker`, with their steps per
+    /// second there, sorted by name.
+    pub fn single_gpu_types(&self, worker: &str) -> Vec<(String, f64)> {
+        let mut types: Vec<(String, f64)> = self
+            .by_worker
+            .get(worker)
+            .map(|t| {
+                t.iter()
+                    .filter(|((_, scale), _)| *scale == 1)
+                    .map(|((name, _), &tput)| (name.clone(), tput))
+                    .collect()
+            })
+            .unwrap_or_default();
+        types.sort_by(|a, b| a.0.cmp(&b.0));
+        types
+    }
+
+    pub fn steps_per_second(&self, worker: &str, job_type: &str, scale: u32) -> Option<f64> {
         self.by_worker
             .get(worker)?
             .get(&(job_type.to_string(), scale))
