@@ -364,6 +364,9 @@ enum PolicyArg {
     /// AlloX's DRFS: DRF across users, shortest first within a user, each
     /// job on its fastest flavor.
     DrfSjf,
+    /// AlloX's DRFA: DRF over a virtual CPU (cpu + beta x gpu slots), GPU
+    /// first.
+    Drfa,
     /// Equal share: each active user may hold 1/n of every flavor.
     Es,
     /// Shortest remaining processing time, preemptive.
@@ -388,6 +391,7 @@ impl PolicyArg {
             PolicyArg::Sjf => "sjf",
             PolicyArg::DrfFifo => "drf-fifo",
             PolicyArg::DrfSjf => "drf-sjf",
+            PolicyArg::Drfa => "drfa",
             PolicyArg::Es => "es",
             PolicyArg::Srpt => "srpt",
             PolicyArg::Tiresias => "tiresias",

@@ -12,6 +12,7 @@ use fairmatch::io::{self, allox_format, allox_format::AlloxOptions, cluster_yaml
 use fairmatch::metrics::{self, JobOutcome, Metrics};
 use fairmatch::model::Scenario;
 use fairmatch::policy::drf::Drf;
+use fairmatch::policy::drfa::Drfa;
 use fairmatch::policy::equal_share::EqualShare;
 use fairmatch::policy::ftf::Ftf;
 use fairmatch::policy::gavel_maxmin::GavelMaxMin;
@@ -453,6 +454,7 @@ fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, C
         PolicyArg::Sjf => Box::new(Sjf),
         PolicyArg::DrfFifo => Box::new(Drf::fifo()),
         PolicyArg::DrfSjf => Box::new(Drf::sjf()),
+        PolicyArg::Drfa => Box::new(Drfa),
         PolicyArg::Es => Box::new(EqualShare),
         PolicyArg::Srpt => Box::new(Srpt),
         PolicyArg::Tiresias => Box::new(Tiresias::default()),

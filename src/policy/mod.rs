@@ -7,6 +7,7 @@
 pub mod allox;
 pub mod candidates;
 pub mod drf;
+pub mod drfa;
 pub mod equal_share;
 pub mod fifo;
 #[cfg(feature = "cli")]
