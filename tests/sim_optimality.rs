@@ -478,3 +478,37 @@ fn ftf_lowers_the_worst_rho_compared_with_fifo() {
     assert_eq!((ftf[1].start, ftf[1].finish), (360.0, 370.0));
     assert!(rho_max(&ftf) < 20.0, "{}", rho_max(&ftf));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// The preemptive and round-based policies finish every job, with zero
+    /// lengths, forbidden flavors, staggered arrivals and noisy estimates
+    /// (jobs that overrun theirs): no LP failure, no stall.
+    #[test]
+    fn preemptive_policies_finish_every_job_on_random_inputs(
+        s in scenarios(),
+        gaps in prop::collection::vec(0u32..40, 7),
+        seed in 0u64..1000,
+    ) {
+        let mut s = s;
+        for (j, g) in s.workload.jobs.iter_mut().zip(&gaps) {
+            j.arrival = f64::from(*g);
+        }
+        let noisy = SimOptions {
+            estimates: EstimateSource::RelativeError { sigma: 0.6, seed },
+            ..EXACT
+        };
+        let policies: [Box<dyn Policy>; 4] = [
+            Box::new(Srpt),
+            Box::new(Tiresias::new(vec![10.0, 30.0])),
+            Box::new(GavelMaxMin::new(7.0)),
+            Box::new(Ftf::new(7.0)),
+        ];
+        for mut p in policies {
+            for options in [&EXACT, &noisy] {
+                let out = simulate(&s, p.as_mut(), options, &mut |_| {});
+                prop_assert!(out.is_ok(), "{}: {:?}", p.label(), out.err());
+            }
+        }
+    }
+}

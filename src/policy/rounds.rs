@@ -12,7 +12,9 @@
 //! takes a free slot, fastest first, or waits for the next round.
 //!
 //! [`max_min`] is the LP both allocators solve, with `good_lp` and its
-//! pure-Rust `microlp` backend:
+//! pure-Rust `clarabel` backend (an interior-point method). The simplex
+//! backend `microlp` failed on degenerate rounds ("singular matrix") in the
+//! property tests; clarabel passed 3,000 random runs.
 //!
 //!   maximise t  subject to
 //!     sum_f x[j][f] * T[j][f] / need[j] >= t   for every job
@@ -60,6 +62,9 @@ pub struct Allocation {
     pub shares: Vec<Vec<f64>>,
 }
 
+/// The largest coefficient of a fairness row (see [`max_min`]).
+const MAX_COEFFICIENT: f64 = 1e6;
+
 pub(crate) fn throughput(p: f64) -> f64 {
     if p > 0.0 {
         1.0 / p
@@ -83,7 +88,13 @@ pub fn max_min(
         });
     }
     let mut vars = ProblemVariables::new();
-    let level = vars.add(variable().min(0.0));
+    // Bounded, so that a problem without fairness rows (every job needs
+    // almost nothing) is not unbounded: no row can exceed it anyway.
+    let level = vars.add(
+        variable()
+            .min(0.0)
+            .max(MAX_COEFFICIENT * flavors.len() as f64),
+    );
     let x: Vec<Vec<Option<good_lp::Variable>>> = times
         .iter()
         .map(|row| {
@@ -96,9 +107,18 @@ pub fn max_min(
                 .collect()
         })
         .collect();
-    let mut model = vars.maximise(level).using(good_lp::microlp);
+    let mut model = vars.maximise(level).using(good_lp::clarabel);
     for (j, row) in times.iter().enumerate() {
-        let fair = need[j].is_finite() && need[j] > 0.0;
+        // A job that needs almost nothing (an instant job, or one that has
+        // overrun its estimate) would put coefficients of 1e9 in the LP,
+        // which the simplex cannot pivot on: it gets no fairness row, as
+        // any share meets it.
+        let fair = need[j].is_finite()
+            && need[j] > 0.0
+            && row
+                .iter()
+                .flatten()
+                .all(|&p| throughput(p) / need[j] <= MAX_COEFFICIENT);
         let mut held = Expression::from(0.0);
         let mut normalised = Expression::from(0.0);
         for (f, p) in row.iter().enumerate() {
@@ -123,8 +143,10 @@ pub fn max_min(
         }
         model = model.with(constraint!(used <= flavor.slots as f64));
     }
-    let solution = model
-        .solve()
+    // A solver panic on a hard problem is an error of this decision, not of
+    // the process.
+    let solution = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.solve()))
+        .map_err(|_| PolicyError::Parameter("the allocation LP solver panicked".into()))?
         .map_err(|e| PolicyError::Parameter(format!("the allocation LP failed: {e}")))?;
     Ok(Allocation {
         level: solution.value(level),
