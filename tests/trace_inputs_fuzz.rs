@@ -1,5 +1,6 @@
 //! Hostile input for the trace and cluster readers: AlloX's format, the
-//! workload CSV and the cluster YAML. Whatever the bytes, a reader returns
+//! workload CSV, the cluster YAML, Gavel's traces and throughput table, and
+//! the Philly trace. Whatever the bytes, a reader returns
 //! a workload or an error that names the file; it never panics, and what it
 //! accepts holds only times from 0 to `MAX_SECONDS`, unique job ids, users
 //! it can index, and clusters within `MAX_SLOTS`; and what it accepts, the
@@ -12,8 +13,10 @@
 //! runs longer by hand.
 
 use fairmatch::io::allox_format::{self, AlloxOptions};
+use fairmatch::io::gavel_format::{self, GavelOptions, UserAssignment};
+use fairmatch::io::philly_format::{self, Derivation, PhillyOptions};
 use fairmatch::io::{cluster_yaml, workload_csv};
-use fairmatch::model::{Cluster, Scenario, Workload, MAX_SECONDS, MAX_SLOTS};
+use fairmatch::model::{Cluster, Flavor, Scenario, Workload, MAX_SECONDS, MAX_SLOTS};
 use fairmatch::policy::{allox::Allox, fifo::Fifo, Policy};
 use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions};
 use proptest::prelude::*;
@@ -135,6 +138,76 @@ fn yaml_text() -> impl Strategy<Value = String> {
 }
 
 /// gpu and cpu, 2 slots each: AlloX's own two flavors.
+/// Gavel's trace: 10- and 7-field lines with hostile values, and noise.
+fn gavel_text() -> impl Strategy<Value = String> {
+    let job_type = prop_oneof![
+        4 => Just("LM (batch size 10)".to_string()),
+        1 => Just("A3C".to_string()),
+        1 => "\\PC{0,8}",
+    ];
+    let line = (job_type, number(), number(), number(), any::<bool>()).prop_map(
+        |(t, steps, scale, arrival, old)| {
+            if old {
+                format!("{t}\tcmd\t-n\t1\t{steps}\t{arrival}\t{scale}\n")
+            } else {
+                format!("{t}\tcmd\tdir\t-n\t1\t{steps}\t{scale}\t1\t-1\t{arrival}\n")
+            }
+        },
+    );
+    let noise = prop_oneof![
+        4 => line,
+        1 => Just("\t".to_string()),
+        1 => Just("\n".to_string()),
+        1 => number(),
+    ];
+    prop::collection::vec(noise, 0..40).prop_map(|v| v.concat())
+}
+
+/// A Gavel table: the shape of the real one with hostile values, or noise.
+fn gavel_table() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => (number(), number()).prop_map(|(a, b)| format!(
+            r#"{{"v100": {{"('LM (batch size 10)', 1)": {{"null": {a}}}, "('A3C', 1)": {{"null": 0.0}}}},
+                "k80": {{"('LM (batch size 10)', 1)": {{"null": {b}}}}}}}"#
+        )),
+        1 => "\\PC{0,60}",
+        1 => Just(r#"{"v100": {"bad key": {"null": 1}}}"#.to_string()),
+    ]
+}
+
+/// The Philly CSV: the header, then rows with hostile fields.
+fn philly_text() -> impl Strategy<Value = String> {
+    let timestamp = prop_oneof![
+        4 => "20[0-9]{2}-(0[1-9]|1[0-2])-[0-2][0-9] [0-2][0-9]:[0-5][0-9]:[0-5][0-9]",
+        1 => "[0-9]{1,4}-[0-9]{1,2}-[0-9]{1,2} [0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}",
+        1 => "\\PC{0,12}",
+    ];
+    let gpus = prop_oneof![4 => Just("1".to_string()), 1 => Just("2".to_string()), 1 => number()];
+    let row = (timestamp, number(), gpus, number(), "[a-z0-9]{0,4}")
+        .prop_map(|(t, d, g, gt, c)| format!("{t},{d},{g},{gt},{c}\n"));
+    (any::<bool>(), prop::collection::vec(row, 0..30)).prop_map(|(header, rows)| {
+        let head = if header {
+            "timestamp,duration,num_gpus,gpu_time,cluster\n"
+        } else {
+            ""
+        };
+        format!("{head}{}", rows.concat())
+    })
+}
+
+fn cluster_of(names: &[&str]) -> Cluster {
+    Cluster::new(
+        names
+            .iter()
+            .map(|n| Flavor {
+                name: n.to_string(),
+                slots: 2,
+            })
+            .collect(),
+    )
+    .expect("a valid cluster")
+}
+
 fn two_flavors() -> Cluster {
     allox_format::cluster(&AlloxOptions {
         gpu_slots: 2,
@@ -253,11 +326,97 @@ proptest! {
     }
 
     #[test]
+    fn gavel_format_never_panics(
+        text in gavel_text(),
+        table in gavel_table(),
+        users in 0usize..4,
+        random in any::<bool>(),
+        drop in any::<bool>(),
+        alpha in 0.05..=1.0f64,
+    ) {
+        let t = match gavel_format::parse_throughputs("t.json", &table) {
+            Ok(t) => t,
+            Err(e) => {
+                prop_assert_eq!(e.file, "t.json");
+                return Ok(());
+            }
+        };
+        let cluster = cluster_of(&["v100", "k80"]);
+        let options = GavelOptions {
+            users,
+            assignment: if random { UserAssignment::Random { seed: 3 } } else { UserAssignment::RoundRobin },
+            drop_multi_gpu: drop,
+        };
+        match gavel_format::parse("g.trace", &text, &t, &cluster, &options) {
+            Ok(trace) => {
+                check_workload(&trace.workload, 2, &text);
+                simulate_accepted(cluster, trace.workload, alpha);
+            }
+            Err(e) => prop_assert_eq!(e.file, "g.trace"),
+        }
+    }
+
+    #[test]
+    fn philly_format_never_panics(
+        text in philly_text(),
+        gavel_types in any::<bool>(),
+        window in (-10.0..1e6f64, 0.0..1e7f64),
+        max_jobs in prop::option::of(0usize..20),
+        load_factor in prop_oneof![Just(1.0), 1e-9..1e3f64, Just(0.0)],
+        drop in any::<bool>(),
+        alpha in 0.05..=1.0f64,
+    ) {
+        let table = gavel_format::parse_throughputs(
+            "t.json",
+            r#"{"v100": {"('LM (batch size 10)', 1)": {"null": 10.0}},
+                "k80": {"('LM (batch size 10)', 1)": {"null": 2.5}}}"#,
+        )
+        .expect("a valid table");
+        let (cluster, derivation) = if gavel_types {
+            (cluster_of(&["v100", "k80"]), Derivation::GavelTypes(&table))
+        } else {
+            (cluster_of(&["gpu", "cpu"]), Derivation::AlloxSpeedups { mean: 10.0, sd: 30.0 })
+        };
+        let options = PhillyOptions {
+            derivation,
+            seed: 5,
+            window: (window.0, window.0 + window.1),
+            max_jobs,
+            load_factor,
+            drop_multi_gpu: drop,
+        };
+        match philly_format::parse("p.csv", &text, &cluster, &options) {
+            Ok(trace) => {
+                check_workload(&trace.workload, 2, &text);
+                simulate_accepted(cluster, trace.workload, alpha);
+            }
+            Err(e) => prop_assert_eq!(e.file, "p.csv"),
+        }
+    }
+
+    #[test]
     fn any_bytes_as_utf8_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
         let text = String::from_utf8_lossy(&bytes);
         let options = AlloxOptions { gpu_slots: 1, cpu_slots: 1, seconds_per_unit: 1.0 };
         let _ = allox_format::parse("t.txt", &text, &options);
         let _ = workload_csv::parse("w.csv", &text, &two_flavors(), &[]);
         let _ = cluster_yaml::parse("c.yaml", &text);
+        let _ = gavel_format::parse_throughputs("t.json", &text);
+        let table = gavel_format::parse_throughputs(
+            "t.json",
+            r#"{"v100": {"('LM (batch size 10)', 1)": {"null": 10.0}}, "k80": {}}"#,
+        )
+        .expect("a valid table");
+        let gavel = GavelOptions { users: 2, assignment: UserAssignment::RoundRobin, drop_multi_gpu: false };
+        let _ = gavel_format::parse("g.trace", &text, &table, &cluster_of(&["v100", "k80"]), &gavel);
+        let philly = PhillyOptions {
+            derivation: Derivation::AlloxSpeedups { mean: 10.0, sd: 10.0 },
+            seed: 1,
+            window: (0.0, f64::INFINITY),
+            max_jobs: None,
+            load_factor: 1.0,
+            drop_multi_gpu: true,
+        };
+        let _ = philly_format::parse("p.csv", &text, &cluster_of(&["gpu", "cpu"]), &philly);
     }
 }

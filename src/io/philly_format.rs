@@ -240,6 +240,13 @@ pub fn parse(
                 "the job's type runs on none of the cluster's flavors".into()
             ));
         }
+        let arrival = (offset - start) / options.load_factor;
+        super::within_bound(
+            arrival,
+            "arrival (after the window and load factor)",
+            &format!("{arrival}"),
+        )
+        .map_err(at)?;
         let user = *user_of.entry(vc.clone()).or_insert_with(|| {
             users.push(User::new(vc, 1.0).expect("weight 1 is valid"));
             users.len() - 1
@@ -247,7 +254,7 @@ pub fn parse(
         jobs.push(Job {
             name: format!("line{line_no}"),
             user,
-            arrival: (offset - start) / options.load_factor,
+            arrival,
             estimates: vec![None; durations.len()],
             durations,
         });
