@@ -11,6 +11,12 @@
 //! both times, since the policy never sees the whole workload; 1 if none.
 //! The GPU is the first flavor whose name contains `gpu`, the CPU the first
 //! whose name contains `cpu`; jobs that can use neither are left alone.
+//!
+//! A cluster without both names (Gavel's `v100`, `p100`, `k80`) uses every
+//! flavor: the reference is the slowest one (the largest mean time), each
+//! flavor's slot is worth the mean reference-over-own time of the jobs that
+//! have both, and a job tries the most valuable flavor first. On a GPU and
+//! a CPU this is the rule above.
 
 use super::{by_arrival, IdleByFlavor, PendingJob, Policy, PolicyError, Start, View};
 
@@ -23,23 +29,55 @@ fn flavor_named(view: &View<'_>, part: &str) -> Option<usize> {
         .position(|f| f.slots > 0 && f.name.to_ascii_lowercase().contains(part))
 }
 
+fn estimates_in_view<'a>(view: &'a View<'_>) -> impl Iterator<Item = &'a [Option<f64>]> {
+    view.pending
+        .iter()
+        .map(|j| j.estimates.as_slice())
+        .chain(view.running.iter().map(|j| j.estimates.as_slice()))
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
 /// The mean CPU-over-GPU time of the jobs in view that have both.
 pub(crate) fn exchange_rate(view: &View<'_>, gpu: usize, cpu: usize) -> f64 {
-    let ratios: Vec<f64> = view
-        .pending
-        .iter()
-        .map(|j| &j.estimates)
-        .chain(view.running.iter().map(|j| &j.estimates))
-        .filter_map(|e| match (e[gpu], e[cpu]) {
+    mean(
+        estimates_in_view(view).filter_map(|e| match (e[gpu], e[cpu]) {
             (Some(g), Some(c)) if g > 0.0 => Some(c / g),
             _ => None,
-        })
-        .collect();
-    if ratios.is_empty() {
-        1.0
-    } else {
-        ratios.iter().sum::<f64>() / ratios.len() as f64
+        }),
+    )
+    .unwrap_or(1.0)
+}
+
+/// The flavors a job tries, most valuable first, and each flavor's worth
+/// in virtual CPUs (0 for a flavor not in the order).
+fn virtual_cpu(view: &View<'_>) -> (Vec<usize>, Vec<f64>) {
+    let mut worth = vec![0.0; view.flavors.len()];
+    if let (Some(g), Some(c)) = (flavor_named(view, "gpu"), flavor_named(view, "cpu")) {
+        worth[g] = exchange_rate(view, g, c);
+        worth[c] = 1.0;
+        return (vec![g, c], worth);
     }
+    let with_slots: Vec<usize> = (0..view.flavors.len())
+        .filter(|&f| view.flavors[f].slots > 0)
+        .collect();
+    let mean_time = |f: usize| mean(estimates_in_view(view).filter_map(|e| e[f])).unwrap_or(0.0);
+    let Some(reference) = with_slots
+        .iter()
+        .copied()
+        .max_by(|&a, &b| mean_time(a).total_cmp(&mean_time(b)).then(b.cmp(&a)))
+    else {
+        return (Vec::new(), worth);
+    };
+    for &f in &with_slots {
+        worth[f] = exchange_rate(view, f, reference);
+    }
+    let mut order = with_slots;
+    order.sort_by(|&a, &b| worth[b].total_cmp(&worth[a]).then(a.cmp(&b)));
+    (order, worth)
 }
 
 impl Policy for Drfa {
@@ -49,21 +87,16 @@ impl Policy for Drfa {
 
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
         let mut idle = IdleByFlavor::new(view);
-        let (gpu, cpu) = (flavor_named(view, "gpu"), flavor_named(view, "cpu"));
-        let beta = match (gpu, cpu) {
-            (Some(g), Some(c)) => exchange_rate(view, g, c),
-            _ => 1.0,
-        };
-        let demand = |f: usize| if Some(f) == gpu { beta } else { 1.0 };
+        let (order, worth) = virtual_cpu(view);
         let mut held = vec![0.0; view.user_weights.len()];
         for job in view.running {
-            held[job.user] += demand(view.machines[job.machine].flavor);
+            held[job.user] += worth[view.machines[job.machine].flavor];
         }
-        // The flavor a job would take now: the GPU first, then the CPU.
+        // The flavor a job would take now: the most valuable idle one.
         let choice = |job: &PendingJob, idle: &IdleByFlavor| {
-            [gpu, cpu]
-                .into_iter()
-                .flatten()
+            order
+                .iter()
+                .copied()
                 .find(|&f| job.estimates[f].is_some() && idle.has(f))
         };
         let mut queues: Vec<Vec<&PendingJob>> = vec![Vec::new(); held.len()];
@@ -84,7 +117,7 @@ impl Policy for Drfa {
             let job = queues[u].remove(i);
             let f = choice(job, &idle).expect("the candidate can start");
             let machine = idle.take(f).expect("checked idle");
-            held[u] += demand(f);
+            held[u] += worth[f];
             starts.push(Start {
                 job: job.id,
                 machine,
@@ -97,7 +130,9 @@ impl Policy for Drfa {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Flavor;
     use crate::policy::testing::{pending, running, two_flavors, view};
+    use crate::policy::MachineView;
 
     #[test]
     fn a_gpu_counts_beta_cpus_and_jobs_try_the_gpu_first() {
@@ -125,6 +160,46 @@ mod tests {
                 Start { job: 1, machine: 0 },
                 Start { job: 0, machine: 3 },
                 Start { job: 2, machine: 4 }
+            ]
+        );
+    }
+
+    #[test]
+    fn without_gpu_and_cpu_names_every_flavor_counts_against_the_slowest() {
+        // Gavel's worker types, one slot each: every job takes 1 s on the
+        // v100, 2 s on the p100 and 4 s on the k80. The k80 is the
+        // reference; a v100 slot is worth 4 virtual CPUs, a p100 slot 2.
+        let flavors: Vec<Flavor> = ["k80", "v100", "p100"]
+            .iter()
+            .map(|n| Flavor {
+                name: n.to_string(),
+                slots: 1,
+            })
+            .collect();
+        let machines: Vec<MachineView> = (0..3)
+            .map(|flavor| MachineView {
+                flavor,
+                free_at: 0.0,
+                idle: true,
+            })
+            .collect();
+        let job = |id: usize, user: usize| PendingJob {
+            id,
+            user,
+            arrival: id as f64,
+            estimates: vec![Some(4.0), Some(1.0), Some(2.0)],
+        };
+        let jobs = [job(0, 0), job(1, 0), job(2, 1), job(3, 1)];
+        let v = view(&flavors, &machines, &jobs, &[]);
+        assert_eq!(virtual_cpu(&v), (vec![1, 2, 0], vec![1.0, 4.0, 2.0]));
+        // User 0 takes the v100 (4 held); user 1 the p100 (2), then the k80.
+        let starts = Drfa.decide(&v).unwrap();
+        assert_eq!(
+            starts,
+            vec![
+                Start { job: 0, machine: 1 },
+                Start { job: 2, machine: 2 },
+                Start { job: 3, machine: 0 }
             ]
         );
     }
