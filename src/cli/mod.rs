@@ -4,6 +4,7 @@ mod bench;
 mod bench_sim;
 mod compare;
 mod generate;
+mod inputs;
 mod simulate;
 mod table;
 

@@ -1,14 +1,7 @@
 //! `fairmatch simulate`: load a scenario, run each policy on it, compare.
 
-use super::{
-    table, BundledArg, CliError, Format, MultiGpuArg, PhillyTimesArg, PolicyArg, ProfileArg,
-    SimulateArgs, TimeUnit, UserAssignmentArg,
-};
+use super::{inputs, table, CliError, PolicyArg, ProfileArg, SimulateArgs};
 use clap::ValueEnum;
-use fairmatch::bundled::Bundled;
-use fairmatch::io::gavel_format::{self, GavelOptions, UserAssignment};
-use fairmatch::io::philly_format::{self, Derivation, PhillyOptions};
-use fairmatch::io::{self, allox_format, allox_format::AlloxOptions, cluster_yaml};
 use fairmatch::metrics::{self, JobOutcome, Metrics};
 use fairmatch::model::Scenario;
 use fairmatch::policy::drf::Drf;
@@ -105,7 +98,7 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
 /// Loads the scenario and runs every policy of `args` on it, in parallel,
 /// with a progress bar per run; writes `--schedule-out` if asked.
 pub(super) fn execute(args: &SimulateArgs) -> Result<Runs, CliError> {
-    let (name, scenario, time_unit) = load(args)?;
+    let (name, scenario, time_unit) = inputs::load(args)?;
     let specs = run_specs(args)?;
     let options = SimOptions {
         estimates: match args.estimate_error {
@@ -175,201 +168,6 @@ pub(super) fn execute(args: &SimulateArgs) -> Result<Runs, CliError> {
         scenario,
         runs,
     })
-}
-
-/// The cluster of --gpu-slots and --cpu-slots.
-fn allox_cluster(options: &AlloxOptions) -> Result<fairmatch::model::Cluster, CliError> {
-    allox_format::cluster(options)
-        .map_err(|e| CliError::Input(format!("--gpu-slots/--cpu-slots: {e}")))
-}
-
-/// The scenario, its name, and the seconds in one time unit of its input
-/// (AlloX's profiling probes last at least one).
-fn load(args: &SimulateArgs) -> Result<(String, Scenario, f64), CliError> {
-    let input = |e: io::InputError| CliError::Input(e.to_string());
-    let Some(path) = &args.workload else {
-        if args.cluster.is_some() {
-            return Err(CliError::Input(
-                "--cluster needs --workload (the bundled workloads bring their own cluster)".into(),
-            ));
-        }
-        let bundled = match args.bundled {
-            BundledArg::Testbed => Bundled::Testbed,
-            BundledArg::Google => Bundled::Google,
-        };
-        let options = allox_options(args, bundled.options());
-        let workload =
-            allox_format::parse(bundled.name(), bundled.text(), &options).map_err(input)?;
-        return Ok((
-            bundled.name().to_string(),
-            Scenario {
-                cluster: allox_cluster(&options)?,
-                workload,
-            },
-            options.seconds_per_unit,
-        ));
-    };
-    let name = path.display().to_string();
-    let text = io::read_text(path).map_err(input)?;
-    match args.format {
-        Format::Native => {
-            let cluster_path = args.cluster.as_ref().ok_or_else(|| {
-                CliError::Input("a native workload needs --cluster FILE.yaml".into())
-            })?;
-            let cluster_name = cluster_path.display().to_string();
-            let spec =
-                cluster_yaml::parse(&cluster_name, &io::read_text(cluster_path).map_err(input)?)
-                    .map_err(input)?;
-            let workload = io::workload_csv::parse(&name, &text, &spec.cluster, &spec.weights)
-                .map_err(input)?;
-            Ok((
-                name,
-                Scenario {
-                    cluster: spec.cluster,
-                    workload,
-                },
-                1.0,
-            ))
-        }
-        Format::Gavel => {
-            let (Some(cluster_path), Some(table_path)) = (&args.cluster, &args.throughputs) else {
-                return Err(CliError::Input(
-                    "--format gavel needs --throughputs FILE.json and --cluster FILE.yaml (flavors named after worker types: v100, p100, k80)".into(),
-                ));
-            };
-            let cluster_name = cluster_path.display().to_string();
-            let spec =
-                cluster_yaml::parse(&cluster_name, &io::read_text(cluster_path).map_err(input)?)
-                    .map_err(input)?;
-            let table_name = table_path.display().to_string();
-            let table = gavel_format::parse_throughputs(
-                &table_name,
-                &io::read_text(table_path).map_err(input)?,
-            )
-            .map_err(input)?;
-            let options = GavelOptions {
-                users: args.users,
-                assignment: match args.user_assignment {
-                    UserAssignmentArg::RoundRobin => UserAssignment::RoundRobin,
-                    UserAssignmentArg::Random => UserAssignment::Random { seed: args.seed },
-                },
-                drop_multi_gpu: args.multi_gpu == MultiGpuArg::Drop,
-            };
-            let trace = gavel_format::parse(&name, &text, &table, &spec.cluster, &options)
-                .map_err(input)?;
-            if trace.dropped_multi_gpu > 0 {
-                eprintln!(
-                    "{name}: dropped {} multi-GPU job(s) (--multi-gpu drop)",
-                    trace.dropped_multi_gpu
-                );
-            }
-            Ok((
-                name,
-                Scenario {
-                    cluster: spec.cluster,
-                    workload: trace.workload,
-                },
-                1.0,
-            ))
-        }
-        Format::Philly => {
-            let Some(cluster_path) = &args.cluster else {
-                return Err(CliError::Input(
-                    "--format philly needs --cluster FILE.yaml (gpu and cpu for --philly-times allox; worker types for gavel)".into(),
-                ));
-            };
-            let cluster_name = cluster_path.display().to_string();
-            let spec =
-                cluster_yaml::parse(&cluster_name, &io::read_text(cluster_path).map_err(input)?)
-                    .map_err(input)?;
-            let table = match (args.philly_times, &args.throughputs) {
-                (PhillyTimesArg::Gavel, Some(path)) => Some(
-                    gavel_format::parse_throughputs(
-                        &path.display().to_string(),
-                        &io::read_text(path).map_err(input)?,
-                    )
-                    .map_err(input)?,
-                ),
-                (PhillyTimesArg::Gavel, None) => {
-                    return Err(CliError::Input(
-                        "--philly-times gavel needs --throughputs FILE.json".into(),
-                    ))
-                }
-                (PhillyTimesArg::Allox, _) => None,
-            };
-            let options = PhillyOptions {
-                derivation: match &table {
-                    Some(t) => Derivation::GavelTypes(t),
-                    None => Derivation::AlloxSpeedups {
-                        mean: args.speedup_mean,
-                        sd: args.speedup_sd,
-                    },
-                },
-                seed: args.seed,
-                window: (args.window_start, args.window_end.unwrap_or(f64::INFINITY)),
-                max_jobs: args.max_jobs,
-                load_factor: args.load_factor,
-                drop_multi_gpu: args.multi_gpu == MultiGpuArg::Drop,
-            };
-            let trace =
-                philly_format::parse(&name, &text, &spec.cluster, &options).map_err(input)?;
-            if trace.dropped_multi_gpu > 0 {
-                eprintln!(
-                    "{name}: dropped {} multi-GPU job(s) (--multi-gpu drop)",
-                    trace.dropped_multi_gpu
-                );
-            }
-            Ok((
-                name,
-                Scenario {
-                    cluster: spec.cluster,
-                    workload: trace.workload,
-                },
-                1.0,
-            ))
-        }
-        Format::Allox => {
-            if args.cluster.is_some() {
-                return Err(CliError::Input(
-                    "--format allox takes --gpu-slots and --cpu-slots, not --cluster".into(),
-                ));
-            }
-            if args.gpu_slots.is_none() || args.cpu_slots.is_none() {
-                return Err(CliError::Input(
-                    "--format allox needs --gpu-slots N and --cpu-slots N".into(),
-                ));
-            }
-            let options = allox_options(
-                args,
-                AlloxOptions {
-                    gpu_slots: 0,
-                    cpu_slots: 0,
-                    seconds_per_unit: 1.0,
-                },
-            );
-            let workload = allox_format::parse(&name, &text, &options).map_err(input)?;
-            Ok((
-                name,
-                Scenario {
-                    cluster: allox_cluster(&options)?,
-                    workload,
-                },
-                options.seconds_per_unit,
-            ))
-        }
-    }
-}
-
-fn allox_options(args: &SimulateArgs, defaults: AlloxOptions) -> AlloxOptions {
-    AlloxOptions {
-        gpu_slots: args.gpu_slots.unwrap_or(defaults.gpu_slots),
-        cpu_slots: args.cpu_slots.unwrap_or(defaults.cpu_slots),
-        seconds_per_unit: match args.time_unit {
-            Some(TimeUnit::Seconds) => 1.0,
-            Some(TimeUnit::Minutes) => 60.0,
-            None => defaults.seconds_per_unit,
-        },
-    }
 }
 
 fn run_specs(args: &SimulateArgs) -> Result<Vec<RunSpec>, CliError> {
