@@ -15,7 +15,7 @@
 //! jobs. Neither variant ever moves a job to a slower flavor to start it
 //! sooner: that trade is what AlloX and the matching are for.
 
-use super::{IdleByFlavor, PendingJob, Policy, PolicyError, Start, View};
+use super::{progressive_filling, IdleByFlavor, PendingJob, Policy, PolicyError, Start, View};
 use crate::model::best_flavor;
 use crate::ordered::TotalF64 as Total;
 
@@ -127,26 +127,18 @@ impl Policy for Drf {
             }
             q.sort_unstable_by_key(|e| e.0);
         }
-        let mut starts = Vec::new();
-        while idle.any() {
-            let next = (0..queues.len())
-                .filter_map(|u| {
-                    let i = queues[u].iter().position(|&(_, _, f)| idle.has(f))?;
-                    let share = dominant_share(view, &used[u], view.user_weights[u]);
-                    Some((share, u, i))
-                })
-                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            let Some((_, u, i)) = next else { break };
-            let (_, job, f) = queues[u].remove(i);
-            let machine = idle
-                .take(f)
-                .expect("the candidate's flavor has an idle machine");
-            used[u][f] += 1;
-            starts.push(Start {
-                job: job.id,
-                machine,
-            });
-        }
+        let queues = queues
+            .into_iter()
+            .map(|q| q.into_iter().map(|(_, job, _)| job).collect())
+            .collect();
+        let starts = progressive_filling(
+            &mut used,
+            queues,
+            &mut idle,
+            |used, u| dominant_share(view, &used[u], view.user_weights[u]),
+            |job, idle| self.flavor_for(view, gpu, job).filter(|&f| idle.has(f)),
+            |used, u, f| used[u][f] += 1,
+        );
         Ok(starts)
     }
 }

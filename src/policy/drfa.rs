@@ -18,7 +18,9 @@
 //! have both, and a job tries the most valuable flavor first. On a GPU and
 //! a CPU this is the rule above.
 
-use super::{by_arrival, IdleByFlavor, PendingJob, Policy, PolicyError, Start, View};
+use super::{
+    by_arrival, progressive_filling, IdleByFlavor, PendingJob, Policy, PolicyError, Start, View,
+};
 
 #[derive(Clone, Debug, Default)]
 pub struct Drfa;
@@ -105,24 +107,14 @@ impl Policy for Drfa {
                 queues[job.user].push(job);
             }
         }
-        let mut starts = Vec::new();
-        loop {
-            let next = (0..queues.len())
-                .filter_map(|u| {
-                    let i = queues[u].iter().position(|j| choice(j, &idle).is_some())?;
-                    Some((held[u] / view.user_weights[u], u, i))
-                })
-                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            let Some((_, u, i)) = next else { break };
-            let job = queues[u].remove(i);
-            let f = choice(job, &idle).expect("the candidate can start");
-            let machine = idle.take(f).expect("checked idle");
-            held[u] += worth[f];
-            starts.push(Start {
-                job: job.id,
-                machine,
-            });
-        }
+        let starts = progressive_filling(
+            &mut held,
+            queues,
+            &mut idle,
+            |held, u| held[u] / view.user_weights[u],
+            choice,
+            |held, u, f| held[u] += worth[f],
+        );
         Ok(starts)
     }
 }

@@ -222,6 +222,40 @@ impl IdleByFlavor {
     }
 }
 
+/// Progressive filling across users, the rule of the DRF policies: while
+/// some user has a job that can start, the user whose `share` of `held` is
+/// smallest (ties: lower index) starts the first job of its queue that
+/// `place` finds an idle flavor for, and `take` adds the slot to `held`.
+/// A job that cannot start now does not block its user's later jobs.
+pub(crate) fn progressive_filling<H>(
+    held: &mut H,
+    mut queues: Vec<Vec<&PendingJob>>,
+    idle: &mut IdleByFlavor,
+    share: impl Fn(&H, usize) -> f64,
+    place: impl Fn(&PendingJob, &IdleByFlavor) -> Option<usize>,
+    take: impl Fn(&mut H, usize, usize),
+) -> Vec<Start> {
+    let mut starts = Vec::new();
+    while idle.any() {
+        let next = (0..queues.len())
+            .filter_map(|u| {
+                let i = queues[u].iter().position(|j| place(j, idle).is_some())?;
+                Some((share(held, u), u, i))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let Some((_, u, i)) = next else { break };
+        let job = queues[u].remove(i);
+        let f = place(job, idle).expect("the candidate has an idle flavor");
+        let machine = idle.take(f).expect("checked idle");
+        take(held, u, f);
+        starts.push(Start {
+            job: job.id,
+            machine,
+        });
+    }
+    starts
+}
+
 /// A job's flavors that have slots, fastest first (ties: lower index).
 pub(crate) fn flavors_by_speed(job: &PendingJob, flavors: &[Flavor]) -> Vec<usize> {
     let mut order: Vec<(f64, usize)> = job
