@@ -129,6 +129,7 @@ fn json_has_every_documented_field() {
         "utilization_series",
         "decision_mean_seconds",
         "decision_max_seconds",
+        "wall_seconds",
     ] {
         assert!(!run[key].is_null(), "missing {key}");
     }
@@ -180,6 +181,7 @@ fn same_inputs_and_seed_give_the_same_output() {
             let run = run.as_object_mut().unwrap();
             assert!(run.remove("decision_mean_seconds").is_some());
             assert!(run.remove("decision_max_seconds").is_some());
+            assert!(run.remove("wall_seconds").is_some());
         }
         runs
     };
@@ -519,6 +521,7 @@ fn compare_ranks_every_policy_against_the_best_average_jct() {
         assert!((ratio - jct / best).abs() < 1e-12 && ratio >= 1.0, "{r}");
         ones += usize::from(ratio == 1.0);
         assert!(r["rho_max"].as_f64().unwrap() >= r["rho_mean"].as_f64().unwrap());
+        assert!(r["wall_seconds"].as_f64().unwrap() > 0.0, "{r}");
     }
     assert!(ones >= 1);
 
@@ -538,6 +541,7 @@ fn compare_ranks_every_policy_against_the_best_average_jct() {
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("policy,label,alpha,jobs,avg_jct,ratio_to_best,"));
+    assert!(lines[0].ends_with(",wall_seconds"), "{text}");
     assert_eq!(lines.len(), 3, "{text}");
     // Runs keep the order asked for.
     assert!(lines[1].starts_with("fifo,fifo,,40,"), "{text}");
@@ -549,7 +553,7 @@ fn compare_ranks_every_policy_against_the_best_average_jct() {
     let table = fairmatch(&["compare", "--policies", "fifo,jsq"]);
     let table = String::from_utf8(table.stdout).unwrap();
     assert!(
-        table.contains("vs best") && table.contains("1.00x"),
+        table.contains("vs best") && table.contains("1.00x") && table.contains("wall s"),
         "{table}"
     );
 }

@@ -37,6 +37,7 @@ struct CsvRow<'a> {
     decisions: usize,
     decision_mean_seconds: f64,
     decision_max_seconds: f64,
+    wall_seconds: f64,
 }
 
 /// `all`, or policy names separated by commas.
@@ -118,6 +119,7 @@ pub fn run(mut args: CompareArgs) -> Result<(), CliError> {
                 decisions: r.decisions,
                 decision_mean_seconds: r.decision_mean_seconds,
                 decision_max_seconds: r.decision_max_seconds,
+                wall_seconds: r.wall_seconds,
             })
             .map_err(|e| CliError::Run(e.to_string()))?;
         }
@@ -148,6 +150,7 @@ fn render(name: &str, runs: &[RunReport], best: f64) -> String {
         "decisions",
         "ms/decision",
         "max ms",
+        "wall s",
     ]
     .iter()
     .map(|h| h.to_string())
@@ -170,6 +173,7 @@ fn render(name: &str, runs: &[RunReport], best: f64) -> String {
                 r.decisions.to_string(),
                 format!("{:.3}", r.decision_mean_seconds * 1e3),
                 format!("{:.3}", r.decision_max_seconds * 1e3),
+                format!("{:.2}", r.wall_seconds),
             ]
         })
         .collect();

@@ -65,6 +65,9 @@ pub(super) struct RunReport {
     /// Wall time per decision, mean and max (measured: varies by run).
     pub decision_mean_seconds: f64,
     pub decision_max_seconds: f64,
+    /// Wall time of the whole simulation (measured: varies by run; runs
+    /// share the machine's cores with each other).
+    pub wall_seconds: f64,
 }
 
 /// What one `simulate` or `compare` run produced.
@@ -133,6 +136,7 @@ pub(super) fn execute(args: &SimulateArgs) -> Result<Runs, CliError> {
             let bar = bars.add(ProgressBar::new(scenario.workload.jobs.len() as u64));
             bar.set_style(style.clone());
             bar.set_prefix(policy.label());
+            let started = std::time::Instant::now();
             let outcome = sim::simulate(&scenario, policy.as_mut(), &options, &mut |done| {
                 bar.set_position(done as u64)
             })
@@ -151,6 +155,7 @@ pub(super) fn execute(args: &SimulateArgs) -> Result<Runs, CliError> {
             report.decision_mean_seconds =
                 outcome.decision_seconds / outcome.decisions.max(1) as f64;
             report.decision_max_seconds = outcome.decision_seconds_max;
+            report.wall_seconds = started.elapsed().as_secs_f64();
             Ok((report, outcome.jobs))
         })
         .collect();
@@ -312,6 +317,7 @@ fn report(
             .collect(),
         decision_mean_seconds: 0.0,
         decision_max_seconds: 0.0,
+        wall_seconds: 0.0,
     }
 }
 
