@@ -173,7 +173,7 @@ fn render(name: &str, runs: &[RunReport], best: f64) -> String {
                 r.decisions.to_string(),
                 format!("{:.3}", r.decision_mean_seconds * 1e3),
                 format!("{:.3}", r.decision_max_seconds * 1e3),
-                format!("{:.2}", r.wall_seconds),
+                format!("{:.3}", r.wall_seconds),
             ]
         })
         .collect();
