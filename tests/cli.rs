@@ -818,3 +818,95 @@ fn philly_trace_runs_with_either_derivation() {
     );
     assert_eq!(json_runs(&gavel)[0]["jobs"], 50);
 }
+
+#[test]
+fn report_writes_a_page_with_every_run_its_charts_and_the_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = write(
+        dir.path(),
+        "cluster.yaml",
+        "flavors:\n  - name: gpu\n    slots: 2\n  - name: cpu\n    slots: 2\n",
+    );
+    // A user name that must be escaped in HTML.
+    let workload = write(
+        dir.path(),
+        "jobs.csv",
+        "job_id,user,arrival,duration_gpu,duration_cpu\n\
+         a,<b&c>,0,40,50\nb,<b&c>,5,40,50\nc,bob,0,40,80\nd,bob,9,40,80\n",
+    );
+    let report = dir.path().join("out/report");
+    let args = [
+        "simulate",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "--policy",
+        "allox",
+        "--policy",
+        "fifo",
+        "--policy",
+        "srpt",
+        "--report",
+        report.to_str().unwrap(),
+    ];
+    let out = fairmatch(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // stdout is still the table; the page's path goes to stderr.
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("avg JCT") && table.contains("fifo"),
+        "{table}"
+    );
+    let page_path = report.join("index.html");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("report: {}", page_path.display())),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    for label in ["allox(a=0.5)", "allox(a=1)", "fifo", "srpt"] {
+        assert!(
+            page.contains(&format!("<td>{label}</td>")),
+            "{label} missing"
+        );
+    }
+    assert!(page.contains("&lt;b&amp;c&gt;") && !page.contains("<b&c>"));
+    assert_eq!(
+        page.matches("<svg").count(),
+        3,
+        "JCT chart and one per flavor"
+    );
+    for file in ["jct.svg", "utilisation-gpu.svg", "utilisation-cpu.svg"] {
+        let svg = std::fs::read_to_string(report.join(file)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("fifo"), "{file}");
+    }
+    // report.json is what --json prints, timings aside.
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
+            .unwrap();
+    let mut json_args = args[..args.len() - 2].to_vec();
+    json_args.push("--json");
+    let printed = json_runs(&fairmatch(&json_args));
+    let saved = saved["runs"].as_array().unwrap();
+    assert_eq!(saved.len(), printed.len());
+    for (s, p) in saved.iter().zip(&printed) {
+        assert_eq!(s["label"], p["label"]);
+        assert_eq!(s["avg_jct"], p["avg_jct"]);
+    }
+
+    // A report that cannot be written is an error naming the path.
+    let blocker = write(dir.path(), "file", "not a directory");
+    let bad = blocker.join("report");
+    let mut bad_args = args.to_vec();
+    let last = bad_args.len() - 1;
+    bad_args[last] = bad.to_str().unwrap();
+    let out = fairmatch(&bad_args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(bad.to_str().unwrap()), "{err}");
+}

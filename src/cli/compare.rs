@@ -1,7 +1,7 @@
 //! `fairmatch compare`: every policy on one input, side by side, each
 //! against the best average JCT.
 
-use super::simulate::{execute, RunReport, Runs};
+use super::simulate::{execute, write_report, RunReport, Runs};
 use super::{CliError, CompareArgs, PolicyArg};
 use clap::ValueEnum;
 use serde::Serialize;
@@ -71,7 +71,7 @@ pub fn run(mut args: CompareArgs) -> Result<(), CliError> {
     args.sim.policies = parse_policies(&args.policy_list)?;
     let Runs {
         name,
-        scenario: _,
+        scenario,
         runs,
     } = execute(&args.sim)?;
     let best = runs.iter().map(|r| r.avg_jct).fold(f64::INFINITY, f64::min);
@@ -127,7 +127,7 @@ pub fn run(mut args: CompareArgs) -> Result<(), CliError> {
     } else {
         print!("{}", render(&name, &runs, best));
     }
-    Ok(())
+    write_report(&args.sim, &name, &scenario, &runs)
 }
 
 fn render(name: &str, runs: &[RunReport], best: f64) -> String {

@@ -5,6 +5,7 @@ mod bench_sim;
 mod compare;
 mod generate;
 mod inputs;
+mod report;
 mod simulate;
 mod table;
 
@@ -172,6 +173,12 @@ pub struct SimulateArgs {
     /// CSV file (run,job_id,user,flavor,machine,arrival,start,finish).
     #[arg(long, value_name = "CSV")]
     schedule_out: Option<PathBuf>,
+    /// Also write a report a person can read into this directory (made if
+    /// missing): index.html with the comparison, per-user tables and the
+    /// charts (average JCT per run, each flavor's utilisation over time),
+    /// the charts as SVG files, and report.json (what --json prints).
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]

@@ -1,6 +1,6 @@
 //! `fairmatch simulate`: load a scenario, run each policy on it, compare.
 
-use super::{inputs, table, CliError, PolicyArg, ProfileArg, SimulateArgs};
+use super::{inputs, report, table, CliError, PolicyArg, ProfileArg, SimulateArgs};
 use clap::ValueEnum;
 use fairmatch::metrics::{self, JobOutcome, Metrics};
 use fairmatch::model::Scenario;
@@ -28,10 +28,11 @@ struct RunSpec {
     alpha: Option<f64>,
 }
 
+/// The document `--json` prints and `--report` saves.
 #[derive(Serialize)]
-struct Report {
-    workload: String,
-    runs: Vec<RunReport>,
+pub(super) struct Report<'a> {
+    pub workload: &'a str,
+    pub runs: &'a [RunReport],
 }
 
 #[derive(Serialize)]
@@ -85,8 +86,8 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
     } = execute(&args)?;
     if args.json {
         let doc = Report {
-            workload: name,
-            runs,
+            workload: &name,
+            runs: &runs,
         };
         println!(
             "{}",
@@ -94,6 +95,21 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
         );
     } else {
         print!("{}", table::render(&name, &scenario, &runs));
+    }
+    write_report(&args, &name, &scenario, &runs)
+}
+
+/// `--report DIR`, for `simulate` and `compare` alike; says where the page
+/// is on stderr, so stdout stays the table or the JSON.
+pub(super) fn write_report(
+    args: &SimulateArgs,
+    name: &str,
+    scenario: &Scenario,
+    runs: &[RunReport],
+) -> Result<(), CliError> {
+    if let Some(dir) = &args.report {
+        let page = report::write(dir, name, scenario, runs)?;
+        eprintln!("report: {}", page.display());
     }
     Ok(())
 }

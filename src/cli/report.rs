@@ -1,0 +1,368 @@
+//! `--report DIR`: the comparison as a page a person can read. `index.html`
+//! holds the tables and the charts inline, so it opens anywhere without a
+//! server; the charts are also written as SVG files, and `report.json` is
+//! the document `--json` prints.
+
+use super::simulate::{Report, RunReport};
+use super::CliError;
+use fairmatch::model::Scenario;
+use plotters::coord::ranged1d::SegmentValue;
+use plotters::prelude::*;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Writes the report into `dir` (created if missing) and returns the path
+/// of its page.
+pub fn write(
+    dir: &Path,
+    name: &str,
+    scenario: &Scenario,
+    runs: &[RunReport],
+) -> Result<std::path::PathBuf, CliError> {
+    let io = |path: &Path, e: std::io::Error| CliError::Run(format!("{}: {e}", path.display()));
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let mut charts = vec![("jct.svg".to_string(), jct_chart(runs)?)];
+    for flavor in &scenario.cluster.flavors {
+        if let Some(svg) = utilisation_chart(&flavor.name, runs)? {
+            charts.push((format!("utilisation-{}.svg", file_safe(&flavor.name)), svg));
+        }
+    }
+    for (file, svg) in &charts {
+        let path = dir.join(file);
+        std::fs::write(&path, svg).map_err(|e| io(&path, e))?;
+    }
+    let doc = Report {
+        workload: name,
+        runs,
+    };
+    let json = serde_json::to_string_pretty(&doc).map_err(|e| CliError::Run(e.to_string()))?;
+    let path = dir.join("report.json");
+    std::fs::write(&path, json).map_err(|e| io(&path, e))?;
+    let page = dir.join("index.html");
+    std::fs::write(&page, html(name, scenario, runs, &charts)).map_err(|e| io(&page, e))?;
+    Ok(page)
+}
+
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn chart_error(e: impl std::fmt::Display) -> CliError {
+    CliError::Run(format!("report chart: {e}"))
+}
+
+/// Average JCT per run, one horizontal bar each, best at the top, with
+/// the p95 marked on the bar.
+fn jct_chart(runs: &[RunReport]) -> Result<String, CliError> {
+    let mut order: Vec<&RunReport> = runs.iter().collect();
+    order.sort_by(|a, b| b.avg_jct.total_cmp(&a.avg_jct));
+    let n = order.len() as i32;
+    let top = order
+        .iter()
+        .map(|r| r.p95_jct.max(r.avg_jct))
+        .fold(1.0, f64::max)
+        * 1.05;
+    let labels: Vec<String> = order.iter().map(|r| r.label.clone()).collect();
+    let mut svg = String::new();
+    {
+        let height = 70 + 26 * order.len() as u32;
+        let root = SVGBackend::with_string(&mut svg, (820, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "Average JCT per run (bar) and p95 (tick), seconds",
+                ("sans-serif", 16),
+            )
+            .margin(10)
+            .margin_right(40)
+            .x_label_area_size(30)
+            .y_label_area_size(120)
+            .build_cartesian_2d(0.0..top, (0..n).into_segmented())
+            .map_err(chart_error)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(order.len())
+            .y_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .x_desc("seconds")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .draw()
+            .map_err(chart_error)?;
+        chart
+            .draw_series(order.iter().enumerate().map(|(i, r)| {
+                let i = i as i32;
+                let mut bar = Rectangle::new(
+                    [
+                        (0.0, SegmentValue::Exact(i)),
+                        (r.avg_jct, SegmentValue::Exact(i + 1)),
+                    ],
+                    BLUE.mix(0.55).filled(),
+                );
+                bar.set_margin(4, 4, 0, 0);
+                bar
+            }))
+            .map_err(chart_error)?;
+        chart
+            .draw_series(order.iter().enumerate().map(|(i, r)| {
+                let i = i as i32;
+                PathElement::new(
+                    vec![
+                        (r.p95_jct, SegmentValue::Exact(i)),
+                        (r.p95_jct, SegmentValue::Exact(i + 1)),
+                    ],
+                    BLACK.stroke_width(2),
+                )
+            }))
+            .map_err(chart_error)?;
+        root.present().map_err(chart_error)?;
+    }
+    Ok(svg)
+}
+
+/// One flavor's busy share over each run's span (first arrival to last
+/// finish, in 50 equal parts), one line per run. `None` when no run has
+/// a series for it.
+fn utilisation_chart(flavor: &str, runs: &[RunReport]) -> Result<Option<String>, CliError> {
+    let series: Vec<(&str, &Vec<f64>)> = runs
+        .iter()
+        .filter_map(|r| {
+            r.utilization_series
+                .get(flavor)
+                .map(|s| (r.label.as_str(), s))
+        })
+        .filter(|(_, s)| !s.is_empty())
+        .collect();
+    if series.is_empty() {
+        return Ok(None);
+    }
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (820, 380)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("{flavor}: share of slots busy, over each run's span"),
+                ("sans-serif", 16),
+            )
+            .margin(10)
+            .margin_right(30)
+            .x_label_area_size(30)
+            .y_label_area_size(45)
+            .build_cartesian_2d(0.0..100.0, 0.0..100.0)
+            .map_err(chart_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("% of the run, first arrival to last finish")
+            .y_desc("% busy")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .draw()
+            .map_err(chart_error)?;
+        for (i, (label, points)) in series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let step = 100.0 / points.len() as f64;
+            chart
+                .draw_series(LineSeries::new(
+                    points
+                        .iter()
+                        .enumerate()
+                        .map(|(k, share)| ((k as f64 + 0.5) * step, share * 100.0)),
+                    color.stroke_width(2),
+                ))
+                .map_err(chart_error)?
+                .label(*label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(chart_error)?;
+        root.present().map_err(chart_error)?;
+    }
+    Ok(Some(svg))
+}
+
+fn html(
+    name: &str,
+    scenario: &Scenario,
+    runs: &[RunReport],
+    charts: &[(String, String)],
+) -> String {
+    let cluster: Vec<String> = scenario
+        .cluster
+        .flavors
+        .iter()
+        .map(|f| format!("{} {}", f.slots, escape(&f.name)))
+        .collect();
+    let best = runs.iter().map(|r| r.avg_jct).fold(f64::INFINITY, f64::min);
+    let mut order: Vec<&RunReport> = runs.iter().collect();
+    order.sort_by(|a, b| a.avg_jct.total_cmp(&b.avg_jct));
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>fairmatch: {title}</title><style>\
+         body{{font-family:sans-serif;margin:2em;max-width:70em}}\
+         table{{border-collapse:collapse;margin:1em 0}}\
+         th,td{{border:1px solid #bbb;padding:.25em .6em;text-align:right}}\
+         th:first-child,td:first-child{{text-align:left}}\
+         th{{background:#eee}} tr.best td{{font-weight:bold}}\
+         figure{{margin:1.5em 0}} .note{{color:#555;font-size:.9em}}\
+         </style></head><body>\n<h1>fairmatch: {title}</h1>\n\
+         <p>{jobs} jobs from {users} users on {cluster}. Times in seconds. \
+         Runs sorted by average JCT; <em>vs best</em> is the run's average JCT \
+         over the best one's.</p>\n",
+        title = escape(name),
+        jobs = scenario.workload.jobs.len(),
+        users = scenario.workload.users.len(),
+        cluster = cluster.join(" + "),
+    );
+    let flavors: Vec<&str> = scenario
+        .cluster
+        .flavors
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    out.push_str("<h2>Comparison</h2>\n<table><tr>");
+    for h in [
+        "run", "avg JCT", "vs best", "avg wait", "p50", "p95", "p99", "makespan", "max wait",
+        "starved", "Jain", "rho", "max rho",
+    ] {
+        let _ = write!(out, "<th>{h}</th>");
+    }
+    for f in &flavors {
+        let _ = write!(out, "<th>util {}</th>", escape(f));
+    }
+    out.push_str("<th>decisions</th><th>ms / decision</th><th>wall s</th></tr>\n");
+    for r in &order {
+        let class = if r.avg_jct == best {
+            " class=\"best\""
+        } else {
+            ""
+        };
+        let ratio = if best > 0.0 { r.avg_jct / best } else { 1.0 };
+        let _ = write!(
+            out,
+            "<tr{class}><td>{}</td><td>{:.1}</td><td>{ratio:.2}x</td><td>{:.1}</td>\
+             <td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td>\
+             <td>{}</td><td>{:.3}</td><td>{:.2}</td><td>{:.2}</td>",
+            escape(&r.label),
+            r.avg_jct,
+            r.avg_wait,
+            r.p50_jct,
+            r.p95_jct,
+            r.p99_jct,
+            r.makespan,
+            r.longest_wait,
+            r.starved,
+            r.jain,
+            r.rho_mean,
+            r.rho_max,
+        );
+        for f in &flavors {
+            match r.utilization.get(*f) {
+                Some(u) => {
+                    let _ = write!(out, "<td>{:.0}%</td>", u * 100.0);
+                }
+                None => out.push_str("<td>-</td>"),
+            }
+        }
+        let _ = writeln!(
+            out,
+            "<td>{}</td><td>{:.3}</td><td>{:.3}</td></tr>",
+            r.decisions,
+            r.decision_mean_seconds * 1e3,
+            r.wall_seconds
+        );
+    }
+    out.push_str("</table>\n");
+    let bound = runs.first().map_or(0.0, |r| r.starvation_bound);
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Jain: Jain's index over the users' mean slowdowns (a job's \
+         slowdown is its JCT over its run time on its fastest flavor). rho: finish-time \
+         fairness (Themis), a job's JCT over its time alone on a 1/N share; mean and \
+         worst. starved: jobs that waited longer than {bound} s. Decision and wall times \
+         are measured and vary between runs; everything else is deterministic.</p>"
+    );
+    for (file, svg) in charts {
+        let _ = writeln!(
+            out,
+            "<figure>{svg}<figcaption class=\"note\">{}</figcaption></figure>",
+            escape(file)
+        );
+    }
+    per_user_table(
+        &mut out,
+        "Average JCT per user (s)",
+        &order,
+        |r| &r.per_user,
+        1,
+    );
+    per_user_table(
+        &mut out,
+        "Mean slowdown per user",
+        &order,
+        |r| &r.per_user_slowdown,
+        2,
+    );
+    out.push_str("</body></html>\n");
+    out
+}
+
+fn per_user_table(
+    out: &mut String,
+    title: &str,
+    runs: &[&RunReport],
+    values: impl Fn(&RunReport) -> &std::collections::BTreeMap<String, f64>,
+    decimals: usize,
+) {
+    let users: Vec<&String> = runs
+        .first()
+        .map(|r| values(r).keys().collect())
+        .unwrap_or_default();
+    if users.is_empty() {
+        return;
+    }
+    let _ = write!(out, "<h2>{}</h2>\n<table><tr><th>run</th>", escape(title));
+    for u in &users {
+        let _ = write!(out, "<th>{}</th>", escape(u));
+    }
+    out.push_str("</tr>\n");
+    for r in runs {
+        let _ = write!(out, "<tr><td>{}</td>", escape(&r.label));
+        for u in &users {
+            match values(r).get(*u) {
+                Some(v) => {
+                    let _ = write!(out, "<td>{v:.decimals$}</td>");
+                }
+                None => out.push_str("<td>-</td>"),
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+}
