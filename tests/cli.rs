@@ -822,11 +822,7 @@ fn philly_trace_runs_with_either_derivation() {
 #[test]
 fn report_writes_a_page_with_every_run_its_charts_and_the_json() {
     let dir = tempfile::tempdir().unwrap();
-    let cluster = write(
-        dir.path(),
-        "cluster.yaml",
-        "flavors:\n  - name: gpu\n    slots: 2\n  - name: cpu\n    slots: 2\n",
-    );
+    let (cluster, _) = motivation(dir.path());
     // A user name that must be escaped in HTML.
     let workload = write(
         dir.path(),

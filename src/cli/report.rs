@@ -4,7 +4,7 @@
 //! the document `--json` prints.
 
 use super::simulate::{Report, RunReport};
-use super::CliError;
+use super::{table, CliError};
 use fairmatch::model::Scenario;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
@@ -211,12 +211,6 @@ fn html(
     runs: &[RunReport],
     charts: &[(String, String)],
 ) -> String {
-    let cluster: Vec<String> = scenario
-        .cluster
-        .flavors
-        .iter()
-        .map(|f| format!("{} {}", f.slots, escape(&f.name)))
-        .collect();
     let best = runs.iter().map(|r| r.avg_jct).fold(f64::INFINITY, f64::min);
     let mut order: Vec<&RunReport> = runs.iter().collect();
     order.sort_by(|a, b| a.avg_jct.total_cmp(&b.avg_jct));
@@ -238,14 +232,9 @@ fn html(
         title = escape(name),
         jobs = scenario.workload.jobs.len(),
         users = scenario.workload.users.len(),
-        cluster = cluster.join(" + "),
+        cluster = escape(&table::cluster_summary(scenario)),
     );
-    let flavors: Vec<&str> = scenario
-        .cluster
-        .flavors
-        .iter()
-        .map(|f| f.name.as_str())
-        .collect();
+    let flavors = table::flavor_names(scenario);
     out.push_str("<h2>Comparison</h2>\n<table><tr>");
     for h in [
         "run", "avg JCT", "vs best", "avg wait", "p50", "p95", "p99", "makespan", "max wait",

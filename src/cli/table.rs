@@ -4,27 +4,36 @@ use super::simulate::RunReport;
 use fairmatch::model::Scenario;
 use std::fmt::Write;
 
-pub fn render(name: &str, scenario: &Scenario, runs: &[RunReport]) -> String {
-    let mut out = String::new();
-    let cluster: Vec<String> = scenario
+/// The cluster in a few words: `4 gpu + 8 cpu`.
+pub(super) fn cluster_summary(scenario: &Scenario) -> String {
+    let parts: Vec<String> = scenario
         .cluster
         .flavors
         .iter()
         .map(|f| format!("{} {}", f.slots, f.name))
         .collect();
+    parts.join(" + ")
+}
+
+pub(super) fn flavor_names(scenario: &Scenario) -> Vec<&str> {
+    scenario
+        .cluster
+        .flavors
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect()
+}
+
+pub fn render(name: &str, scenario: &Scenario, runs: &[RunReport]) -> String {
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "{name}: {} jobs, {} users on {}. Times in seconds.\n",
         scenario.workload.jobs.len(),
         scenario.workload.users.len(),
-        cluster.join(" + ")
+        cluster_summary(scenario)
     );
-    let flavors: Vec<&str> = scenario
-        .cluster
-        .flavors
-        .iter()
-        .map(|f| f.name.as_str())
-        .collect();
+    let flavors = flavor_names(scenario);
     let mut header = vec![
         "policy".to_string(),
         "avg JCT".into(),
