@@ -219,8 +219,9 @@ fn html(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>fairmatch: {title}</title><style>\
-         body{{font-family:sans-serif;margin:2em;max-width:70em}}\
-         table{{border-collapse:collapse;margin:1em 0}}\
+         body{{font-family:sans-serif;margin:2em;font-size:15px}}\
+         table{{border-collapse:collapse;margin:1em 0;font-size:.9em}}\
+         .wide{{overflow-x:auto}}\
          th,td{{border:1px solid #bbb;padding:.25em .6em;text-align:right}}\
          th:first-child,td:first-child{{text-align:left}}\
          th{{background:#eee}} tr.best td{{font-weight:bold}}\
@@ -235,7 +236,7 @@ fn html(
         cluster = escape(&table::cluster_summary(scenario)),
     );
     let flavors = table::flavor_names(scenario);
-    out.push_str("<h2>Comparison</h2>\n<table><tr>");
+    out.push_str("<h2>Comparison</h2>\n<div class=\"wide\"><table><tr>");
     for h in [
         "run", "avg JCT", "vs best", "avg wait", "p50", "p95", "p99", "makespan", "max wait",
         "starved", "Jain", "rho", "max rho",
@@ -287,7 +288,7 @@ fn html(
             r.wall_seconds
         );
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
     let bound = runs.first().map_or(0.0, |r| r.starvation_bound);
     let _ = writeln!(
         out,
@@ -336,7 +337,11 @@ fn per_user_table(
     if users.is_empty() {
         return;
     }
-    let _ = write!(out, "<h2>{}</h2>\n<table><tr><th>run</th>", escape(title));
+    let _ = write!(
+        out,
+        "<h2>{}</h2>\n<div class=\"wide\"><table><tr><th>run</th>",
+        escape(title)
+    );
     for u in &users {
         let _ = write!(out, "<th>{}</th>", escape(u));
     }
@@ -353,5 +358,5 @@ fn per_user_table(
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
 }
