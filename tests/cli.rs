@@ -828,7 +828,7 @@ fn report_writes_a_page_with_every_run_its_charts_and_the_json() {
         dir.path(),
         "jobs.csv",
         "job_id,user,arrival,duration_gpu,duration_cpu\n\
-         a,<b&c>,0,40,50\nb,<b&c>,5,40,50\nc,bob,0,40,80\nd,bob,9,40,80\n",
+         c,bob,0,40,80\nd,bob,1,40,80\na,<b&c>,2,40,50\nb,<b&c>,5,40,50\n",
     );
     let report = dir.path().join("out/report");
     let args = [
@@ -865,19 +865,13 @@ fn report_writes_a_page_with_every_run_its_charts_and_the_json() {
         String::from_utf8_lossy(&out.stderr)
     );
     let page = std::fs::read_to_string(&page_path).unwrap();
-    for label in ["allox(a=0.5)", "allox(a=1)", "fifo", "srpt"] {
-        assert!(
-            page.contains(&format!("<td>{label}</td>")),
-            "{label} missing"
-        );
-    }
     assert!(page.contains("&lt;b&amp;c&gt;") && !page.contains("<b&c>"));
     assert_eq!(
         page.matches("<svg").count(),
         3,
         "JCT chart and one per flavor"
     );
-    for file in ["jct.svg", "utilisation-gpu.svg", "utilisation-cpu.svg"] {
+    for file in ["jct.svg", "utilisation-1-gpu.svg", "utilisation-2-cpu.svg"] {
         let svg = std::fs::read_to_string(report.join(file)).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("fifo"), "{file}");
     }
@@ -890,10 +884,41 @@ fn report_writes_a_page_with_every_run_its_charts_and_the_json() {
     let printed = json_runs(&fairmatch(&json_args));
     let saved = saved["runs"].as_array().unwrap();
     assert_eq!(saved.len(), printed.len());
+    assert_eq!(printed.len(), 4, "allox at two alphas, fifo, srpt");
     for (s, p) in saved.iter().zip(&printed) {
         assert_eq!(s["label"], p["label"]);
         assert_eq!(s["avg_jct"], p["avg_jct"]);
+        // Each run's row in the comparison: its label, then its average JCT.
+        let row = format!(
+            "<td>{}</td><td>{:.1}</td>",
+            p["label"].as_str().unwrap(),
+            p["avg_jct"].as_f64().unwrap()
+        );
+        assert!(page.contains(&row), "no row {row}");
     }
+    // Users keep the workload's order (bob first), as in the text table,
+    // not the alphabetical order of their names.
+    assert!(
+        page.contains("<th>bob</th><th>&lt;b&amp;c&gt;</th>"),
+        "per-user columns out of order"
+    );
+
+    // compare writes the same kind of report.
+    let compared = dir.path().join("compared");
+    let out = fairmatch(&[
+        "compare",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "--policies",
+        "fifo,jsq",
+        "--report",
+        compared.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let page = std::fs::read_to_string(compared.join("index.html")).unwrap();
+    assert!(page.contains("<td>fifo</td>") && page.contains("<td>jsq</td>"));
 
     // A report that cannot be written is an error naming the path.
     let blocker = write(dir.path(), "file", "not a directory");

@@ -1,7 +1,8 @@
 //! `fairmatch compare`: every policy on one input, side by side, each
 //! against the best average JCT.
 
-use super::simulate::{execute, write_report, RunReport, Runs};
+use super::report;
+use super::simulate::{execute, RunReport, Runs};
 use super::{CliError, CompareArgs, PolicyArg};
 use clap::ValueEnum;
 use serde::Serialize;
@@ -127,7 +128,7 @@ pub fn run(mut args: CompareArgs) -> Result<(), CliError> {
     } else {
         print!("{}", render(&name, &runs, best));
     }
-    write_report(&args.sim, &name, &scenario, &runs)
+    report::write_if_asked(args.sim.report.as_deref(), &name, &scenario, &runs)
 }
 
 fn render(name: &str, runs: &[RunReport], best: f64) -> String {

@@ -176,7 +176,8 @@ pub struct SimulateArgs {
     /// Also write a report a person can read into this directory (made if
     /// missing): index.html with the comparison, per-user tables and the
     /// charts (average JCT per run, each flavor's utilisation over time),
-    /// the charts as SVG files, and report.json (what --json prints).
+    /// the charts as SVG files, and report.json (the runs, as `simulate
+    /// --json` prints them).
     #[arg(long, value_name = "DIR")]
     report: Option<PathBuf>,
 }

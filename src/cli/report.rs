@@ -11,9 +11,24 @@ use plotters::prelude::*;
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// `--report DIR`, for `simulate` and `compare` alike; says where the page
+/// is on stderr, so stdout stays the table or the JSON.
+pub fn write_if_asked(
+    dir: Option<&Path>,
+    name: &str,
+    scenario: &Scenario,
+    runs: &[RunReport],
+) -> Result<(), CliError> {
+    if let Some(dir) = dir {
+        let page = write(dir, name, scenario, runs)?;
+        eprintln!("report: {}", page.display());
+    }
+    Ok(())
+}
+
 /// Writes the report into `dir` (created if missing) and returns the path
 /// of its page.
-pub fn write(
+fn write(
     dir: &Path,
     name: &str,
     scenario: &Scenario,
@@ -22,9 +37,12 @@ pub fn write(
     let io = |path: &Path, e: std::io::Error| CliError::Run(format!("{}: {e}", path.display()));
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mut charts = vec![("jct.svg".to_string(), jct_chart(runs)?)];
-    for flavor in &scenario.cluster.flavors {
+    for (i, flavor) in scenario.cluster.flavors.iter().enumerate() {
         if let Some(svg) = utilisation_chart(&flavor.name, runs)? {
-            charts.push((format!("utilisation-{}.svg", file_safe(&flavor.name)), svg));
+            // The index keeps names apart that differ only in characters a
+            // file name avoids (`gpu-a` and `gpu_a`).
+            let file = format!("utilisation-{}-{}.svg", i + 1, file_safe(&flavor.name));
+            charts.push((file, svg));
         }
     }
     for (file, svg) in &charts {
@@ -94,7 +112,8 @@ fn jct_chart(runs: &[RunReport]) -> Result<String, CliError> {
             .margin_right(40)
             .x_label_area_size(30)
             .y_label_area_size(120)
-            .build_cartesian_2d(0.0..top, (0..n).into_segmented())
+            // Plotters' integer ranges include their end: 0..n - 1 is n rows.
+            .build_cartesian_2d(0.0..top, (0..n - 1).into_segmented())
             .map_err(chart_error)?;
         chart
             .configure_mesh()
@@ -157,15 +176,16 @@ fn utilisation_chart(flavor: &str, runs: &[RunReport]) -> Result<Option<String>,
     }
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (820, 380)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (980, 380)).into_drawing_area();
         root.fill(&WHITE).map_err(chart_error)?;
-        let mut chart = ChartBuilder::on(&root)
+        // The legend gets its own strip: inside the plot it hid lines.
+        let (plot, legend) = root.split_horizontally(810);
+        let mut chart = ChartBuilder::on(&plot)
             .caption(
                 format!("{flavor}: share of slots busy, over each run's span"),
                 ("sans-serif", 16),
             )
             .margin(10)
-            .margin_right(30)
             .x_label_area_size(30)
             .y_label_area_size(45)
             .build_cartesian_2d(0.0..100.0, 0.0..100.0)
@@ -189,17 +209,22 @@ fn utilisation_chart(flavor: &str, runs: &[RunReport]) -> Result<Option<String>,
                         .map(|(k, share)| ((k as f64 + 0.5) * step, share * 100.0)),
                     color.stroke_width(2),
                 ))
-                .map_err(chart_error)?
-                .label(*label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+                .map_err(chart_error)?;
+            let y = 40 + 20 * i as i32;
+            legend
+                .draw(&PathElement::new(
+                    vec![(4, y), (24, y)],
+                    color.stroke_width(3),
+                ))
+                .map_err(chart_error)?;
+            legend
+                .draw(&Text::new(
+                    label.to_string(),
+                    (30, y - 6),
+                    ("sans-serif", 12),
+                ))
+                .map_err(chart_error)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(chart_error)?;
         root.present().map_err(chart_error)?;
     }
     Ok(Some(svg))
@@ -305,35 +330,37 @@ fn html(
             escape(file)
         );
     }
+    let users: Vec<&str> = scenario
+        .workload
+        .users
+        .iter()
+        .map(|u| u.name.as_str())
+        .collect();
     per_user_table(
         &mut out,
         "Average JCT per user (s)",
+        &users,
         &order,
-        |r| &r.per_user,
         1,
+        |r| &r.per_user,
     );
-    per_user_table(
-        &mut out,
-        "Mean slowdown per user",
-        &order,
-        |r| &r.per_user_slowdown,
-        2,
-    );
+    per_user_table(&mut out, "Mean slowdown per user", &users, &order, 2, |r| {
+        &r.per_user_slowdown
+    });
     out.push_str("</body></html>\n");
     out
 }
 
+/// One row per run, one column per user in the workload's order (as the
+/// text table has them).
 fn per_user_table(
     out: &mut String,
     title: &str,
+    users: &[&str],
     runs: &[&RunReport],
-    values: impl Fn(&RunReport) -> &std::collections::BTreeMap<String, f64>,
     decimals: usize,
+    values: impl Fn(&RunReport) -> &std::collections::BTreeMap<String, f64>,
 ) {
-    let users: Vec<&String> = runs
-        .first()
-        .map(|r| values(r).keys().collect())
-        .unwrap_or_default();
     if users.is_empty() {
         return;
     }
@@ -342,13 +369,13 @@ fn per_user_table(
         "<h2>{}</h2>\n<div class=\"wide\"><table><tr><th>run</th>",
         escape(title)
     );
-    for u in &users {
+    for u in users {
         let _ = write!(out, "<th>{}</th>", escape(u));
     }
     out.push_str("</tr>\n");
     for r in runs {
         let _ = write!(out, "<tr><td>{}</td>", escape(&r.label));
-        for u in &users {
+        for u in users {
             match values(r).get(*u) {
                 Some(v) => {
                     let _ = write!(out, "<td>{v:.decimals$}</td>");

@@ -96,22 +96,7 @@ pub fn run(args: SimulateArgs) -> Result<(), CliError> {
     } else {
         print!("{}", table::render(&name, &scenario, &runs));
     }
-    write_report(&args, &name, &scenario, &runs)
-}
-
-/// `--report DIR`, for `simulate` and `compare` alike; says where the page
-/// is on stderr, so stdout stays the table or the JSON.
-pub(super) fn write_report(
-    args: &SimulateArgs,
-    name: &str,
-    scenario: &Scenario,
-    runs: &[RunReport],
-) -> Result<(), CliError> {
-    if let Some(dir) = &args.report {
-        let page = report::write(dir, name, scenario, runs)?;
-        eprintln!("report: {}", page.display());
-    }
-    Ok(())
+    report::write_if_asked(args.report.as_deref(), &name, &scenario, &runs)
 }
 
 /// Loads the scenario and runs every policy of `args` on it, in parallel,
