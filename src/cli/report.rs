@@ -330,12 +330,7 @@ fn html(
             escape(file)
         );
     }
-    let users: Vec<&str> = scenario
-        .workload
-        .users
-        .iter()
-        .map(|u| u.name.as_str())
-        .collect();
+    let users = table::user_names(scenario);
     per_user_table(
         &mut out,
         "Average JCT per user (s)",

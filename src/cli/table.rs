@@ -15,6 +15,16 @@ pub(super) fn cluster_summary(scenario: &Scenario) -> String {
     parts.join(" + ")
 }
 
+/// Users in the workload's order, the order every per-user table keeps.
+pub(super) fn user_names(scenario: &Scenario) -> Vec<&str> {
+    scenario
+        .workload
+        .users
+        .iter()
+        .map(|u| u.name.as_str())
+        .collect()
+}
+
 pub(super) fn flavor_names(scenario: &Scenario) -> Vec<&str> {
     scenario
         .cluster
@@ -78,12 +88,7 @@ pub fn render(name: &str, scenario: &Scenario, runs: &[RunReport]) -> String {
         .collect();
     grid(&mut out, &header, &rows);
 
-    let users: Vec<&str> = scenario
-        .workload
-        .users
-        .iter()
-        .map(|u| u.name.as_str())
-        .collect();
+    let users = user_names(scenario);
     let _ = writeln!(out, "\nAverage JCT per user (s):");
     let mut header = vec!["policy".to_string()];
     header.extend(users.iter().map(|u| u.to_string()));
