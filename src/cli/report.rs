@@ -1,7 +1,7 @@
 //! `--report DIR`: the comparison as a page a person can read. `index.html`
 //! holds the tables and the charts inline, so it opens anywhere without a
-//! server; the charts are also written as SVG files, and `report.json` is
-//! the document `--json` prints.
+//! server; the charts are also written as SVG files, and `report.json`
+//! holds the runs as `simulate --json` prints them.
 
 use super::simulate::{Report, RunReport};
 use super::{table, CliError};
