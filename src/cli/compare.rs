@@ -1,8 +1,8 @@
 //! `fairmatch compare`: every policy on one input, side by side, each
 //! against the best average JCT.
 
-use super::report;
 use super::simulate::{execute, RunReport, Runs};
+use super::{report, table};
 use super::{CliError, CompareArgs, PolicyArg};
 use clap::ValueEnum;
 use serde::Serialize;
@@ -75,8 +75,8 @@ pub fn run(mut args: CompareArgs) -> Result<(), CliError> {
         scenario,
         runs,
     } = execute(&args.sim)?;
-    let best = runs.iter().map(|r| r.avg_jct).fold(f64::INFINITY, f64::min);
-    let ratio = |r: &RunReport| if best > 0.0 { r.avg_jct / best } else { 1.0 };
+    let best = table::best_avg_jct(&runs);
+    let ratio = |r: &RunReport| table::ratio_to_best(r, best);
     if args.sim.json {
         #[derive(Serialize)]
         struct Doc<'a> {
@@ -164,7 +164,7 @@ fn render(name: &str, runs: &[RunReport], best: f64) -> String {
             vec![
                 r.label.clone(),
                 format!("{:.1}", r.avg_jct),
-                format!("{:.2}x", if best > 0.0 { r.avg_jct / best } else { 1.0 }),
+                format!("{:.2}x", table::ratio_to_best(r, best)),
                 format!("{:.1}", r.p95_jct),
                 format!("{:.1}", r.longest_wait),
                 r.starved.to_string(),
@@ -178,7 +178,7 @@ fn render(name: &str, runs: &[RunReport], best: f64) -> String {
             ]
         })
         .collect();
-    super::table::grid(&mut out, &header, &rows);
+    table::grid(&mut out, &header, &rows);
     let _ = writeln!(
         out,
         "\nA job waiting over {} s counts as starved. rho: JCT over the time alone on a 1/N share (Themis).",

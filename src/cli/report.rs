@@ -236,7 +236,7 @@ fn html(
     runs: &[RunReport],
     charts: &[(String, String)],
 ) -> String {
-    let best = runs.iter().map(|r| r.avg_jct).fold(f64::INFINITY, f64::min);
+    let best = table::best_avg_jct(runs);
     let mut order: Vec<&RunReport> = runs.iter().collect();
     order.sort_by(|a, b| a.avg_jct.total_cmp(&b.avg_jct));
     let mut out = String::new();
@@ -260,6 +260,41 @@ fn html(
         users = scenario.workload.users.len(),
         cluster = escape(&table::cluster_summary(scenario)),
     );
+    comparison_table(&mut out, scenario, &order, best);
+    let bound = runs.first().map_or(0.0, |r| r.starvation_bound);
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Jain: Jain's index over the users' mean slowdowns (a job's \
+         slowdown is its JCT over its run time on its fastest flavor). rho: finish-time \
+         fairness (Themis), a job's JCT over its time alone on a 1/N share; mean and \
+         worst. starved: jobs that waited longer than {bound} s. Decision and wall times \
+         are measured and vary between runs; everything else is deterministic.</p>"
+    );
+    for (file, svg) in charts {
+        let _ = writeln!(
+            out,
+            "<figure>{svg}<figcaption class=\"note\">{}</figcaption></figure>",
+            escape(file)
+        );
+    }
+    let users = table::user_names(scenario);
+    per_user_table(
+        &mut out,
+        "Average JCT per user (s)",
+        &users,
+        &order,
+        1,
+        |r| &r.per_user,
+    );
+    per_user_table(&mut out, "Mean slowdown per user", &users, &order, 2, |r| {
+        &r.per_user_slowdown
+    });
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// Every figure of the text tables, one row per run, best first.
+fn comparison_table(out: &mut String, scenario: &Scenario, order: &[&RunReport], best: f64) {
     let flavors = table::flavor_names(scenario);
     out.push_str("<h2>Comparison</h2>\n<div class=\"wide\"><table><tr>");
     for h in [
@@ -272,13 +307,13 @@ fn html(
         let _ = write!(out, "<th>util {}</th>", escape(f));
     }
     out.push_str("<th>decisions</th><th>ms / decision</th><th>wall s</th></tr>\n");
-    for r in &order {
+    for r in order {
         let class = if r.avg_jct == best {
             " class=\"best\""
         } else {
             ""
         };
-        let ratio = if best > 0.0 { r.avg_jct / best } else { 1.0 };
+        let ratio = table::ratio_to_best(r, best);
         let _ = write!(
             out,
             "<tr{class}><td>{}</td><td>{:.1}</td><td>{ratio:.2}x</td><td>{:.1}</td>\
@@ -314,36 +349,6 @@ fn html(
         );
     }
     out.push_str("</table></div>\n");
-    let bound = runs.first().map_or(0.0, |r| r.starvation_bound);
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">Jain: Jain's index over the users' mean slowdowns (a job's \
-         slowdown is its JCT over its run time on its fastest flavor). rho: finish-time \
-         fairness (Themis), a job's JCT over its time alone on a 1/N share; mean and \
-         worst. starved: jobs that waited longer than {bound} s. Decision and wall times \
-         are measured and vary between runs; everything else is deterministic.</p>"
-    );
-    for (file, svg) in charts {
-        let _ = writeln!(
-            out,
-            "<figure>{svg}<figcaption class=\"note\">{}</figcaption></figure>",
-            escape(file)
-        );
-    }
-    let users = table::user_names(scenario);
-    per_user_table(
-        &mut out,
-        "Average JCT per user (s)",
-        &users,
-        &order,
-        1,
-        |r| &r.per_user,
-    );
-    per_user_table(&mut out, "Mean slowdown per user", &users, &order, 2, |r| {
-        &r.per_user_slowdown
-    });
-    out.push_str("</body></html>\n");
-    out
 }
 
 /// One row per run, one column per user in the workload's order (as the

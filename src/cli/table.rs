@@ -4,6 +4,21 @@ use super::simulate::RunReport;
 use fairmatch::model::Scenario;
 use std::fmt::Write;
 
+/// The smallest average JCT among `runs`, the yardstick of `vs best`.
+pub(super) fn best_avg_jct(runs: &[RunReport]) -> f64 {
+    runs.iter().map(|r| r.avg_jct).fold(f64::INFINITY, f64::min)
+}
+
+/// A run's average JCT over the best one's (1 when the best is 0: a
+/// workload whose jobs take no time).
+pub(super) fn ratio_to_best(run: &RunReport, best: f64) -> f64 {
+    if best > 0.0 {
+        run.avg_jct / best
+    } else {
+        1.0
+    }
+}
+
 /// The cluster in a few words: `4 gpu + 8 cpu`.
 pub(super) fn cluster_summary(scenario: &Scenario) -> String {
     let parts: Vec<String> = scenario
