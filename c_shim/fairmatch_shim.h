@@ -62,6 +62,10 @@ typedef struct {
 	 * --constraint, reservations), indices into fm_snapshot_t.nodes. */
 	const uint32_t *nodes;
 	size_t n_nodes;
+	/* Pending only: FM_CHECK_NOT while Slurm's checks have not looked at
+	 * it this cycle (partitions as submitted, nodes not known yet), then
+	 * FM_CHECK_RUNNABLE or FM_CHECK_BLOCKED. */
+	int32_t checked;
 	/* Running jobs only (NULL / 0 for pending ones). */
 	const char *run_partition;
 	const char *run_node;
@@ -88,6 +92,10 @@ typedef struct {
 	const fm_finished_t *finished;
 	size_t n_finished;
 } fm_snapshot_t;
+
+#define FM_CHECK_NOT 0
+#define FM_CHECK_RUNNABLE 1
+#define FM_CHECK_BLOCKED 2
 
 #define FM_WAIT 0
 #define FM_START 1
@@ -138,6 +146,10 @@ typedef struct {
 int32_t fairmatch_rs_load_config(const char *slurm_conf, fm_settings_t *out);
 /* Fills out[0..cap) and returns the count, or -1 if no decision could be
  * made (jobs then stay with the first-come first-served fallback). */
+/* Indices into snapshot->pending to check before the plan (at most cap);
+ * 0 when those checked are enough, < 0 on error. */
+int64_t fairmatch_rs_to_check(const fm_snapshot_t *snapshot, size_t *out,
+			      size_t cap);
 int64_t fairmatch_rs_plan(const fm_snapshot_t *snapshot, fm_decision_t *out,
 			  size_t cap);
 void fairmatch_rs_observe(const fm_outcome_t *outcomes, size_t count);

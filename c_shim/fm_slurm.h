@@ -144,14 +144,20 @@ typedef struct {
 } fm_watch_t;
 
 /* Nodes, partitions, running and finished jobs, and the ids of the
- * pending managed jobs, whose copy (fm_snapshot_pending) is the long part. */
+ * pending managed jobs, whose copy (fm_snapshot_pending) and checks
+ * (fm_check_pending) are the long part. */
 void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 		       time_t *last_finished_scan, fm_watch_t *watch,
 		       uint32_t **ids, size_t *n_ids);
-/* Copies the pending jobs ids[*next..n_ids). Returns true when done, false
- * when the hold is spent first (yield, then call again). */
+/* Copies the pending jobs ids[*next..n_ids), cheaply and unchecked.
+ * Returns true when done, false when the hold is spent first (yield, then
+ * call again). */
 bool fm_snapshot_pending(fm_snapshot_t *s, const uint32_t *ids, size_t n_ids,
 			 size_t *next, fm_hold_t *h);
+/* Applies Slurm's rules to the pending records idx[*next..n) not checked
+ * yet. Returns as fm_snapshot_pending(). */
+bool fm_check_pending(fm_snapshot_t *s, const size_t *idx, size_t n,
+		      size_t *next, fm_hold_t *h);
 void fm_free_snapshot(fm_snapshot_t *s);
 
 /* fm_start.c: caller holds the cycle locks. Jobs started so far. */

@@ -3,13 +3,15 @@
  * fairmatch_shim.h. The caller holds the cycle locks; nothing here calls
  * Rust.
  *
- * Slurm's own rules are applied while copying, so the plan never counts
- * on a start Slurm would refuse: a pending job carries only the
+ * Slurm's own rules are applied before the plan, so it never counts on a
+ * start Slurm would refuse. Pending jobs are first copied cheaply; then
+ * fm_check_pending() checks the ones the plan may weigh (the window Rust
+ * asks for, see src/slurm/window.rs). A checked job carries only the
  * partitions job_limits_check() accepts now (partition state, time and
  * node limits, QOS and account access, memory) and only the nodes it may
  * use (--exclude, --nodelist, --constraint, advanced reservations), and
- * only if its licenses are free. A job that may start nowhere is left
- * out, with Slurm's reason.
+ * only if its licenses are free. A job that may start nowhere is marked
+ * blocked, with Slurm's reason.
  */
 
 #include "fm_slurm.h"
@@ -243,27 +245,47 @@ static uint32_t _pending_tasks(job_record_t *job_ptr)
 	return MIN(tasks, FM_MAX_TASKS);
 }
 
+/* What ranking the job needs, cheaply: its partitions as submitted, no
+ * nodes or shares yet. fm_check_pending() applies Slurm's rules later, and only to
+ * the jobs the plan may weigh. */
 static bool _copy_pending(job_record_t *job_ptr, fm_job_t *j)
 {
 	uint32_t tasks = _pending_tasks(job_ptr);
 	if (!tasks)
 		return false;
+	_copy_job(job_ptr, j);
+	j->tasks = tasks;
+	j->partitions = xstrdup(job_ptr->partition ? job_ptr->partition : "");
+	j->checked = FM_CHECK_NOT;
+	return true;
+}
+
+/* Slurm's rules for one copied job: FM_CHECK_RUNNABLE with the partitions
+ * and nodes they allow, or FM_CHECK_BLOCKED with Slurm's reason set. */
+static int32_t _check(job_record_t *job_ptr, fm_job_t *j)
+{
+	if (!job_ptr || !fm_startable(job_ptr) || !fm_managed(job_ptr))
+		return FM_CHECK_BLOCKED;
+	uint32_t tasks = _pending_tasks(job_ptr);
+	if (!tasks)
+		return FM_CHECK_BLOCKED;
 	/* Limits that do not depend on where it runs (MaxJobsPerUser,
 	 * GrpJobs, ...): the job is not the plan's until they allow it.
 	 * This sets Slurm's reason. */
 	if (!acct_policy_job_runnable_pre_select(job_ptr, false))
-		return false;
+		return FM_CHECK_BLOCKED;
 	/* Licenses are the scheduler's to check, not select_nodes()'s. */
 	if (license_job_test(job_ptr, time(NULL), true) != SLURM_SUCCESS) {
 		_set_slurm_reason(job_ptr, WAIT_LICENSES);
-		return false;
+		return FM_CHECK_BLOCKED;
 	}
 	char *parts = _runnable_partitions(job_ptr);
 	if (!parts)
-		return false;
-	_copy_job(job_ptr, j);
+		return FM_CHECK_BLOCKED;
+	/* Only planned jobs need their shares: the ranking does not. */
 	_copy_shares(job_ptr, j);
-	j->tasks = tasks;
+	j->tasks = MIN(j->tasks, tasks);
+	xfree(j->partitions);
 	j->partitions = parts;
 	bitstr_t *ok = _usable_nodes(job_ptr);
 	uint32_t *idx = xcalloc(bit_set_count(ok) + 1, sizeof(uint32_t));
@@ -274,6 +296,25 @@ static bool _copy_pending(job_record_t *job_ptr, fm_job_t *j)
 	FREE_NULL_BITMAP(ok);
 	j->nodes = idx;
 	j->n_nodes = k;
+	return FM_CHECK_RUNNABLE;
+}
+
+bool fm_check_pending(fm_snapshot_t *s, const size_t *idx, size_t n,
+		      size_t *next, fm_hold_t *h)
+{
+	fm_job_t *pending = (fm_job_t *) s->pending;
+	for (; *next < n; (*next)++) {
+		if (fm_hold_spent(h))
+			return false;
+		if (idx[*next] >= s->n_pending)
+			continue;
+		fm_job_t *j = &pending[idx[*next]];
+		if (j->checked != FM_CHECK_NOT)
+			continue;
+		/* Found again by id: the locks were let go since the copy. */
+		j->checked = _check(find_job_record(j->job_id), j);
+		h->worked = true;
+	}
 	return true;
 }
 

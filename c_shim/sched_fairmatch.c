@@ -332,6 +332,47 @@ static uint32_t _make_durable(fm_hold_t *h)
 	return dump_us;
 }
 
+/* Rounds of "which jobs to check" before the rest is checked at once: one
+ * or two in practice (a second when checks rule out jobs in the window). */
+#define FM_CHECK_ROUNDS 8
+
+/* Applies Slurm's rules to the pending jobs the plan may weigh, as Rust
+ * asks for them (src/slurm/window.rs). Rust is asked outside the locks.
+ * Called and returns with the locks held; false if the cycle must stop. */
+static bool _check_window(fm_snapshot_t *snap, fm_hold_t *h)
+{
+	size_t *idx = xcalloc(snap->n_pending + 1, sizeof(size_t));
+	bool ok = true;
+	for (int round = 0; ok; round++) {
+		fm_unlock(h);
+		int64_t k = fairmatch_rs_to_check(snap, idx, snap->n_pending);
+		fm_lock(h);
+		if (!fm_hold_unchanged(h)) {
+			ok = false;
+			break;
+		}
+		if (k < 0 || (k > 0 && round + 1 >= FM_CHECK_ROUNDS)) {
+			/* Rust failed, or the window keeps moving: check all. */
+			k = 0;
+			for (size_t i = 0; i < snap->n_pending; i++)
+				if (snap->pending[i].checked == FM_CHECK_NOT)
+					idx[k++] = i;
+			round = FM_CHECK_ROUNDS;
+		}
+		if (k == 0)
+			break;
+		h->phase = "checks of pending jobs";
+		size_t next = 0;
+		while (!fm_check_pending(snap, idx, k, &next, h))
+			if (!(ok = fm_hold_yield(h)))
+				break;
+		if (round >= FM_CHECK_ROUNDS)
+			break;
+	}
+	xfree(idx);
+	return ok;
+}
+
 /* Copies the snapshot under the locks, yielding them whenever a hold is
  * spent. Returns false (nothing to free) if the cycle must stop. */
 static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
@@ -351,6 +392,8 @@ static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 		while (!fm_snapshot_pending(snap, ids, n_ids, &next, h))
 			if (!(ok = fm_hold_yield(h)))
 				break;
+		if (ok)
+			ok = _check_window(snap, h);
 		if (!ok) {
 			/* The jobs that finished meanwhile are scanned again
 			 * next cycle, or their run times would be lost. */

@@ -4,7 +4,8 @@
 use fairmatch::slurm::config::Config;
 use fairmatch::slurm::planner::{Planner, RETRY_AFTER};
 use fairmatch::slurm::snapshot::{
-    Action, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Refusal, Snapshot,
+    Action, Checked, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Refusal,
+    Snapshot,
 };
 
 fn node(name: &str, cpus: u32, gres: &str) -> NodeInfo {
@@ -64,6 +65,7 @@ fn job(id: u32, user: &str, comment: &str) -> JobInfo {
         submit: 1000.0 + f64::from(id),
         usable_nodes: None,
         running: None,
+        checked: Checked::Runnable,
     }
 }
 

@@ -6,8 +6,8 @@
 use super::raw;
 use crate::slurm::config::Config;
 use crate::slurm::snapshot::{
-    Action, Decision, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Refusal,
-    Snapshot,
+    Action, Checked, Decision, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement,
+    Refusal, Snapshot,
 };
 use std::ffi::{c_char, CStr};
 
@@ -92,7 +92,14 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
         node: text(j.run_node),
         start: j.start,
     });
-    let usable_nodes = running.is_none().then(|| {
+    let checked = if running.is_some() || j.checked == raw::FM_CHECK_RUNNABLE as i32 {
+        Checked::Runnable
+    } else if j.checked == raw::FM_CHECK_NOT as i32 {
+        Checked::Not
+    } else {
+        Checked::Blocked
+    };
+    let usable_nodes = (running.is_none() && checked != Checked::Not).then(|| {
         slice(j.nodes, j.n_nodes)
             .iter()
             .map(|&i| i as usize)
@@ -119,6 +126,7 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
         submit: j.submit,
         usable_nodes,
         running,
+        checked,
     }
 }
 

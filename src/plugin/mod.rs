@@ -194,6 +194,39 @@ pub unsafe extern "C" fn fairmatch_rs_plan(
     })
 }
 
+/// Which pending records of `snapshot` Slurm's checks must look at next
+/// ([`Planner::to_check`]), at most `cap` of them into `out`.
+///
+/// # Safety
+/// `snapshot` is a valid snapshot from the shim, and `out` has room for
+/// `cap` indices.
+#[no_mangle]
+pub unsafe extern "C" fn fairmatch_rs_to_check(
+    snapshot: *const raw::fm_snapshot_t,
+    out: *mut usize,
+    cap: usize,
+) -> i64 {
+    guarded("to_check", -1, || {
+        if snapshot.is_null() || (out.is_null() && cap > 0) {
+            return -1;
+        }
+        let snap = convert::snapshot(&*snapshot);
+        let state = STATE.lock();
+        let Some(planner) = state.as_ref() else {
+            return -1;
+        };
+        let wanted = planner.to_check(&snap);
+        let out = if cap == 0 {
+            &mut [][..]
+        } else {
+            std::slice::from_raw_parts_mut(out, cap)
+        };
+        let n = wanted.len().min(out.len());
+        out[..n].copy_from_slice(&wanted[..n]);
+        n as i64
+    })
+}
+
 /// # Safety
 /// `outcomes` is null or points to `count` valid outcomes.
 #[no_mangle]

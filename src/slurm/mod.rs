@@ -9,3 +9,4 @@ pub mod history;
 pub mod planner;
 pub mod slots;
 pub mod snapshot;
+pub mod window;

@@ -17,7 +17,8 @@ use super::config::{Config, FairshareBy};
 use super::hints::{self, Hint};
 use super::history::History;
 use super::slots::SlotModel;
-use super::snapshot::{Action, Decision, JobInfo, Outcome, Snapshot};
+use super::snapshot::{Action, Checked, Decision, JobInfo, Outcome, Snapshot};
+use super::window::{self, Ranked};
 use crate::policy::{
     allox::Allox, usage_scores, MachineView, PendingJob, Policy, RunningJob, View,
 };
@@ -161,7 +162,82 @@ impl Planner {
         self.proposed.clear();
     }
 
-    /// Decides every pending job of `snap`: start now (where) or wait (why).
+    /// The pending records (indices into `snap.pending`) Slurm's checks
+    /// must look at before [`Planner::plan`]: see [`super::window`]. Empty
+    /// when the records checked so far are enough. Without a candidate
+    /// cap, every unchecked record.
+    pub fn to_check(&self, snap: &Snapshot) -> Vec<usize> {
+        let unchecked = || {
+            (0..snap.pending.len())
+                .filter(|&i| snap.pending[i].checked == Checked::Not)
+                .collect()
+        };
+        let Some(cap) = self.config.max_candidates else {
+            return unchecked();
+        };
+        let model = SlotModel::build(&self.config, snap);
+        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
+        let mut usable = vec![false; model.flavors.len()];
+        for slot in &model.slots {
+            usable[slot.flavor] = true;
+        }
+        // With alpha 1 every user is eligible in every pool (AlloX's
+        // fairness rule): one group for all.
+        let per_user = self.policy.alpha() < 1.0;
+        let mut groups: HashMap<&str, usize> = HashMap::new();
+        let ranked: Vec<Ranked> = snap
+            .pending
+            .iter()
+            .map(|job| {
+                let refused = self.refused.contains_key(&job.job_id);
+                let hint = hints::parse(&job.comment, &names);
+                let estimates = if refused {
+                    vec![None; model.flavors.len()]
+                } else {
+                    self.estimates(&model, job, &hint)
+                        .into_iter()
+                        .map(|e| e.map(|(s, _)| s))
+                        .collect()
+                };
+                let key = match self.config.fairshare_by {
+                    FairshareBy::User => job.user.as_str(),
+                    FairshareBy::Account => job.account.as_str(),
+                };
+                let next = groups.len();
+                let group = if per_user {
+                    *groups.entry(key).or_insert(next)
+                } else {
+                    0
+                };
+                let risky = model
+                    .flavor_nodes
+                    .iter()
+                    .map(|nodes| {
+                        job.usable_nodes
+                            .as_ref()
+                            .is_some_and(|usable| !nodes.iter().all(|n| usable.contains(n)))
+                    })
+                    .collect();
+                Ranked {
+                    risky,
+                    checked: job.checked,
+                    tasks: job.tasks,
+                    job_id: job.job_id,
+                    arrival: job.submit,
+                    group,
+                    estimates,
+                }
+            })
+            .collect();
+        // A cycle starts at most one job per slot, and each start may drop
+        // one job matched to its slot (see `window`).
+        let quota = cap.saturating_add(2 * model.slots.len());
+        window::to_check(&ranked, quota, self.config.candidate_rule, &usable)
+    }
+
+    /// Decides every runnable pending job of `snap`: start now (where) or
+    /// wait (why). Records not checked, or held back by Slurm, get no
+    /// decision: they keep the reason they have.
     pub fn plan(&mut self, snap: &Snapshot) -> Vec<Decision> {
         for f in &snap.finished {
             self.history
@@ -178,6 +254,25 @@ impl Planner {
         self.refused
             .retain(|id, until| live.contains(id) && *until > snap.now);
         self.proposed.clear();
+        let runnable;
+        let snap = if snap.pending.iter().all(|j| j.checked == Checked::Runnable) {
+            snap
+        } else {
+            runnable = Snapshot {
+                now: snap.now,
+                nodes: snap.nodes.clone(),
+                partitions: snap.partitions.clone(),
+                pending: snap
+                    .pending
+                    .iter()
+                    .filter(|j| j.checked == Checked::Runnable)
+                    .cloned()
+                    .collect(),
+                running: snap.running.clone(),
+                finished: Vec::new(),
+            };
+            &runnable
+        };
 
         if let Some(last) = self.last_now {
             let elapsed = (snap.now - last).max(0.0);
@@ -208,21 +303,40 @@ impl Planner {
             .map(|(job, hint)| self.estimates(&model, job, hint))
             .collect();
 
-        let mut users: Vec<String> = Vec::new();
-        let mut user_index: HashMap<String, usize> = HashMap::new();
+        // Users (or accounts) get indices in the order of their names: the
+        // policy breaks ties between users by index, and that must not
+        // hang on which jobs the snapshot holds (see `window`).
+        let key_of = |job: &JobInfo| match self.config.fairshare_by {
+            FairshareBy::User => job.user.clone(),
+            FairshareBy::Account => job.account.clone(),
+        };
+        let mut users: Vec<String> = snap
+            .running
+            .iter()
+            .chain(&snap.pending)
+            .map(key_of)
+            .collect();
+        users.sort_unstable();
+        users.dedup();
+        let user_index: HashMap<String, usize> = users
+            .iter()
+            .cloned()
+            .enumerate()
+            .map(|(i, u)| (u, i))
+            .collect();
         // A user's (or account's) weight is its fair-share shares in the
         // association tree, where accounting keeps one; 1 otherwise.
-        let mut weights: Vec<f64> = Vec::new();
+        let mut weights: Vec<Option<f64>> = vec![None; users.len()];
         let mut user_of = |job: &JobInfo| {
-            let (key, shares) = match self.config.fairshare_by {
-                FairshareBy::User => (&job.user, job.user_shares),
-                FairshareBy::Account => (&job.account, job.account_shares),
+            let shares = match self.config.fairshare_by {
+                FairshareBy::User => job.user_shares,
+                FairshareBy::Account => job.account_shares,
             };
-            *user_index.entry(key.clone()).or_insert_with(|| {
-                users.push(key.clone());
-                weights.push(shares.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0));
-                users.len() - 1
-            })
+            let u = user_index[&key_of(job)];
+            if weights[u].is_none() {
+                weights[u] = shares.filter(|s| s.is_finite() && *s > 0.0);
+            }
+            u
         };
         // The slots of each flavor on each node, so placing a running job
         // costs its node's slots, not every slot.
@@ -303,6 +417,7 @@ impl Planner {
                 .is_none_or(|nodes| nodes.contains(&node))
         };
 
+        let weights: Vec<f64> = weights.into_iter().map(|w| w.unwrap_or(1.0)).collect();
         let attained: Vec<f64> = users
             .iter()
             .map(|u| self.attained.get(u).copied().unwrap_or(0.0))

@@ -69,6 +69,23 @@ pub struct JobInfo {
     pub usable_nodes: Option<Vec<usize>>,
     /// For running jobs: where and since when.
     pub running: Option<Placement>,
+    /// Pending jobs: whether Slurm's own checks have looked at it yet
+    /// (see [`super::window`]). Running jobs are [`Checked::Runnable`].
+    pub checked: Checked,
+}
+
+/// How far Slurm's own checks of a pending job have got this cycle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Checked {
+    /// Copied, not checked: its partitions are those it was submitted to,
+    /// and its usable nodes are not known yet.
+    Not,
+    /// Slurm lets it start now: its partitions and nodes are what Slurm's
+    /// limits and rules allow.
+    #[default]
+    Runnable,
+    /// Slurm holds it back now, and has set its reason on the job.
+    Blocked,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -91,7 +108,8 @@ pub struct Snapshot {
     pub now: f64,
     pub nodes: Vec<NodeInfo>,
     pub partitions: Vec<PartitionInfo>,
-    /// Pending jobs the plugin manages and Slurm's own rules let start.
+    /// Pending jobs the plugin manages, each [`Checked`] as far as the
+    /// cycle needed: only the runnable ones are planned.
     pub pending: Vec<JobInfo>,
     /// Running jobs on the managed partitions' nodes.
     pub running: Vec<JobInfo>,
