@@ -148,12 +148,13 @@ typedef struct {
  * (fm_check_pending) are the long part. */
 void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 		       time_t *last_finished_scan, fm_watch_t *watch,
-		       uint32_t **ids, size_t *n_ids);
-/* Copies the pending jobs ids[*next..n_ids), cheaply and unchecked.
- * Returns true when done, false when the hold is spent first (yield, then
- * call again). */
+		       size_t n_ids);
+/* Copies the pending jobs ids[*next..n_ids) (fm_unmanaged_pass() found
+ * them managed; yielded: the locks were let go since), cheaply and
+ * unchecked. Returns true when done, false when the hold is spent first
+ * (yield, then call again). */
 bool fm_snapshot_pending(fm_snapshot_t *s, const uint32_t *ids, size_t n_ids,
-			 size_t *next, fm_hold_t *h);
+			 size_t *next, bool yielded, fm_hold_t *h);
 /* Applies Slurm's rules to the pending records idx[*next..n) not checked
  * yet. Returns as fm_snapshot_pending(). */
 bool fm_check_pending(fm_snapshot_t *s, const size_t *idx, size_t n,
@@ -166,7 +167,10 @@ extern uint64_t fm_started_count;
  * state file holds their allocations. */
 size_t fm_deferred_count(void);
 size_t fm_launch_deferred(fm_hold_t *h);
-void fm_unmanaged_pass(fm_reservation_t *resv);
+/* Starts the jobs fairmatch does not model (EASY backfill), and hands back
+ * the ids of the pending jobs it does (xfree them). */
+void fm_unmanaged_pass(fm_reservation_t *resv, uint32_t **managed_ids,
+		       size_t *n_managed);
 /* Yields the locks between decisions when the hold is spent, and stops
  * (leaving the rest for the next cycle) if fm_hold_yield() says so. */
 size_t fm_apply(const fm_decision_t *decisions, int64_t count,

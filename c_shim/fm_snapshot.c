@@ -410,7 +410,7 @@ static fm_partition_t *_copy_partitions(size_t *count)
 
 void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 		       time_t *last_finished_scan, fm_watch_t *watch,
-		       uint32_t **ids, size_t *n_ids)
+		       size_t n_ids)
 {
 	job_record_t *job_ptr;
 	/* Finished jobs are taken from [previous scan's second, this
@@ -431,8 +431,6 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 	s->partitions = _copy_partitions(&s->n_partitions);
 
 	int total = list_count(job_list);
-	uint32_t *pending_ids = xcalloc(total + 1, sizeof(uint32_t));
-	size_t n = 0;
 	fm_job_t *running = xcalloc(total + 1, sizeof(fm_job_t));
 	fm_finished_t *finished = xcalloc(total + 1, sizeof(fm_finished_t));
 	list_itr_t *it = list_iterator_create(job_list);
@@ -443,10 +441,7 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 			if (!watch->next_begin || b < watch->next_begin)
 				watch->next_begin = b;
 		} else if (IS_JOB_PENDING(job_ptr)) {
-			/* Whether it may start, and what it may use, is
-			 * the long part: fm_snapshot_pending(). */
-			if (fm_managed(job_ptr))
-				pending_ids[n++] = job_ptr->job_id;
+			/* The unmanaged pass took the managed ones' ids. */
 		} else if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr) ||
 			   IS_JOB_COMPLETING(job_ptr)) {
 			/* A completing job keeps its slot until its epilog is
@@ -490,24 +485,23 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 		}
 	}
 	list_iterator_destroy(it);
-	s->pending = xcalloc(n + 1, sizeof(fm_job_t));
+	s->pending = xcalloc(n_ids + 1, sizeof(fm_job_t));
 	s->running = running;
 	s->finished = finished;
-	*ids = pending_ids;
-	*n_ids = n;
 }
 
 bool fm_snapshot_pending(fm_snapshot_t *s, const uint32_t *ids, size_t n_ids,
-			 size_t *next, fm_hold_t *h)
+			 size_t *next, bool yielded, fm_hold_t *h)
 {
 	fm_job_t *pending = (fm_job_t *) s->pending;
 	for (; *next < n_ids; (*next)++) {
 		if (fm_hold_spent(h))
 			return false;
-		/* Found again by id: the lock may have been yielded since the
+		/* Found again by id: the locks may have been yielded since the
 		 * id was taken, and the job ended, changed or purged. */
 		job_record_t *job_ptr = find_job_record(ids[*next]);
-		if (job_ptr && fm_startable(job_ptr) && fm_managed(job_ptr) &&
+		if (job_ptr && fm_startable(job_ptr) &&
+		    (!yielded || fm_managed(job_ptr)) &&
 		    _copy_pending(job_ptr, &pending[s->n_pending]))
 			s->n_pending++;
 		h->worked = true;

@@ -392,19 +392,36 @@ static int _priority_cmp(void *x, void *y)
 }
 
 /* In priority order, starts what fits and reserves for the first job that
- * does not: later jobs may use its nodes only if they end before it. */
-static void _easy_pass(bool include_managed, fm_reservation_t *resv)
+ * does not: later jobs may use its nodes only if they end before it. With
+ * managed_ids, the pending managed jobs' ids go there (the snapshot's, so
+ * the queue is classified once a cycle). */
+static void _easy_pass(bool include_managed, fm_reservation_t *resv,
+		       uint32_t **managed_ids, size_t *n_managed)
 {
 	list_t *queue = list_create(NULL);
 	job_record_t *job_ptr;
+	uint32_t *ids = NULL;
+	size_t n = 0;
+	if (managed_ids)
+		ids = xcalloc(list_count(job_list) + 1, sizeof(uint32_t));
 	list_itr_t *it = list_iterator_create(job_list);
 	/* Cheapest test first: the list holds every finished job too. */
-	while ((job_ptr = list_next(it)))
-		if (IS_JOB_PENDING(job_ptr) &&
-		    (include_managed || !fm_managed(job_ptr)) &&
-		    fm_startable(job_ptr))
+	while ((job_ptr = list_next(it))) {
+		if (!IS_JOB_PENDING(job_ptr))
+			continue;
+		if (!include_managed && fm_managed(job_ptr)) {
+			if (ids)
+				ids[n++] = job_ptr->job_id;
+			continue;
+		}
+		if (fm_startable(job_ptr))
 			list_append(queue, job_ptr);
+	}
 	list_iterator_destroy(it);
+	if (managed_ids) {
+		*managed_ids = ids;
+		*n_managed = n;
+	}
 	list_sort(queue, _priority_cmp);
 	while ((job_ptr = list_pop(queue))) {
 		uint32_t id = job_ptr->job_id;
@@ -432,15 +449,16 @@ static void _easy_pass(bool include_managed, fm_reservation_t *resv)
 	FREE_NULL_LIST(queue);
 }
 
-void fm_unmanaged_pass(fm_reservation_t *resv)
+void fm_unmanaged_pass(fm_reservation_t *resv, uint32_t **managed_ids,
+		       size_t *n_managed)
 {
-	_easy_pass(false, resv);
+	_easy_pass(false, resv, managed_ids, n_managed);
 }
 
 void fm_fallback(void)
 {
 	fm_reservation_t resv = { 0 };
-	_easy_pass(true, &resv);
+	_easy_pass(true, &resv, NULL, NULL);
 	fm_free_reservation(&resv);
 }
 

@@ -384,12 +384,14 @@ static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 	bool ok = _scheduling_allowed();
 	if (ok) {
 		h->phase = "jobs fairmatch does not model";
-		fm_unmanaged_pass(resv);
+		fm_unmanaged_pass(resv, &ids, &n_ids);
 		h->phase = "snapshot of nodes, partitions and running jobs";
-		fm_snapshot_begin(snap, resv, &last_finished_scan, &watch, &ids,
-				  &n_ids);
+		fm_snapshot_begin(snap, resv, &last_finished_scan, &watch,
+				  n_ids);
 		h->phase = "snapshot of pending jobs";
-		while (!fm_snapshot_pending(snap, ids, n_ids, &next, h))
+		uint32_t holds = h->holds;
+		while (!fm_snapshot_pending(snap, ids, n_ids, &next,
+					    h->holds != holds, h))
 			if (!(ok = fm_hold_yield(h)))
 				break;
 		if (ok)

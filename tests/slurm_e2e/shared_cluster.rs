@@ -703,3 +703,59 @@ fn p_a_failing_planner_leaves_the_cluster_scheduling() {
         assert_eq!(c.job(id)["JobState"], "COMPLETED");
     }
 }
+
+/// Slurm's checks run only on the jobs the plan may weigh (the check
+/// window, src/slurm/window.rs). Jobs at the front of the window that
+/// Slurm holds back must pull the next ones in, not close the window: a
+/// runnable job behind ten license-blocked shorter ones starts at once.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn g_blocked_jobs_at_the_front_do_not_close_the_check_window() {
+    // Two slots and MaxCandidates=1: a window of 1 + 2 x 2 = 5 jobs.
+    let c = Cluster::start(
+        &[
+            "--licenses",
+            "lic:1",
+            "--cpu-nodes",
+            "1",
+            "--cpus",
+            "1",
+            "--gpu-nodes",
+            "1",
+            "--gpus",
+            "1",
+        ],
+        &format!("{FAST}MaxCandidates=1\n"),
+    );
+    let holder = c.submit(
+        &["-p", "cpu", "-L", "lic:1", "--comment", &hint(12.0, 12.0)],
+        12.0,
+        12.0,
+    );
+    wait_state(&c, holder, "RUNNING", Duration::from_secs(20));
+    let blocked: Vec<u32> = (0..10)
+        .map(|_| {
+            c.submit(
+                &["-p", "cpu,gpu", "-L", "lic:1", "--comment", &hint(1.0, 1.0)],
+                1.0,
+                1.0,
+            )
+        })
+        .collect();
+    let free = c.submit(&["-p", "cpu,gpu", "--comment", &hint(3.0, 6.0)], 3.0, 6.0);
+    wait_state(&c, free, "RUNNING", Duration::from_secs(8));
+    assert_eq!(
+        state(&c, holder),
+        "RUNNING",
+        "the license holder ended first"
+    );
+    for &id in &blocked[..5] {
+        let j = c.job(id);
+        assert_eq!(j["JobState"], "PENDING", "{j:?}");
+        assert_eq!(j["Reason"], "Licenses", "{j:?}");
+    }
+    let mut all = blocked.clone();
+    all.extend([holder, free]);
+    c.wait_done(&all, Duration::from_secs(90));
+    assert_eq!(c.record(free).partition, "gpu");
+}
