@@ -9,15 +9,7 @@ use fairmatch::slurm::snapshot::{
 };
 
 fn node(name: &str, cpus: u32, gres: &str) -> NodeInfo {
-    NodeInfo {
-        name: name.into(),
-        cpus,
-        gres: gres.into(),
-        available: true,
-        foreign_cpus: 0,
-        foreign_gpus: 0,
-        reserved_from: None,
-    }
+    NodeInfo::up(name, cpus, gres)
 }
 
 /// c1, c2 (1 CPU each) in `cpu`; g1, g2 (1 GPU each) in `gpu`.

@@ -28,15 +28,7 @@ impl Rng {
 
 /// Three CPU nodes (`cpu`) and three one-GPU nodes (`gpu`).
 fn six_nodes(now: f64) -> Snapshot {
-    let node = |name: &str, gres: &str| NodeInfo {
-        name: name.into(),
-        cpus: 1,
-        gres: gres.into(),
-        available: true,
-        foreign_cpus: 0,
-        foreign_gpus: 0,
-        reserved_from: None,
-    };
+    let node = |name: &str, gres: &str| NodeInfo::up(name, 1, gres);
     let partition = |name: &str, nodes: Vec<usize>| PartitionInfo {
         name: name.into(),
         nodes,

@@ -178,11 +178,7 @@ pub unsafe extern "C" fn fairmatch_rs_plan(
             return -1;
         };
         let decisions = planner.plan(&snap);
-        let out = if cap == 0 {
-            &mut [][..]
-        } else {
-            std::slice::from_raw_parts_mut(out, cap)
-        };
+        let out = out_slice(out, cap);
         if decisions.len() > out.len() {
             log::error!("{} decisions for {} places", decisions.len(), out.len());
         }
@@ -192,6 +188,18 @@ pub unsafe extern "C" fn fairmatch_rs_plan(
         }
         n as i64
     })
+}
+
+/// The shim's output array: `cap` places at `out` (null when `cap` is 0).
+///
+/// # Safety
+/// `out` has room for `cap` values, which nothing else uses meanwhile.
+unsafe fn out_slice<'a, T>(out: *mut T, cap: usize) -> &'a mut [T] {
+    if cap == 0 {
+        &mut []
+    } else {
+        std::slice::from_raw_parts_mut(out, cap)
+    }
 }
 
 /// Which pending records of `snapshot` Slurm's checks must look at next
@@ -216,11 +224,7 @@ pub unsafe extern "C" fn fairmatch_rs_to_check(
             return -1;
         };
         let wanted = planner.to_check(&snap);
-        let out = if cap == 0 {
-            &mut [][..]
-        } else {
-            std::slice::from_raw_parts_mut(out, cap)
-        };
+        let out = out_slice(out, cap);
         let n = wanted.len().min(out.len());
         out[..n].copy_from_slice(&wanted[..n]);
         n as i64

@@ -19,6 +19,19 @@ pub struct NodeInfo {
 }
 
 impl NodeInfo {
+    /// A node that is up, with nothing foreign on it and no reservation.
+    pub fn up(name: &str, cpus: u32, gres: &str) -> Self {
+        NodeInfo {
+            name: name.into(),
+            cpus,
+            gres: gres.into(),
+            available: true,
+            foreign_cpus: 0,
+            foreign_gpus: 0,
+            reserved_from: None,
+        }
+    }
+
     /// GPUs in the GRES string (`gpu:N` or `gpu:type:N`, any socket suffix).
     pub fn gpus(&self) -> u32 {
         self.gres
@@ -165,15 +178,7 @@ mod tests {
 
     #[test]
     fn counts_gpus_in_gres_strings() {
-        let node = |gres: &str| NodeInfo {
-            name: "n".into(),
-            cpus: 1,
-            gres: gres.into(),
-            available: true,
-            foreign_cpus: 0,
-            foreign_gpus: 0,
-            reserved_from: None,
-        };
+        let node = |gres: &str| NodeInfo::up("n", 1, gres);
         assert_eq!(node("gpu:2").gpus(), 2);
         assert_eq!(node("gpu:a100:4(S:0-1),nic:1").gpus(), 4);
         assert_eq!(node("gpu:1,gpu:v100:2").gpus(), 3);
