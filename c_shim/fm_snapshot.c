@@ -440,8 +440,6 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 			time_t b = job_ptr->details->begin_time;
 			if (!watch->next_begin || b < watch->next_begin)
 				watch->next_begin = b;
-		} else if (IS_JOB_PENDING(job_ptr)) {
-			/* The unmanaged pass took the managed ones' ids. */
 		} else if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr) ||
 			   IS_JOB_COMPLETING(job_ptr)) {
 			/* A completing job keeps its slot until its epilog is

@@ -342,32 +342,26 @@ static uint32_t _make_durable(fm_hold_t *h)
 static bool _check_window(fm_snapshot_t *snap, fm_hold_t *h)
 {
 	size_t *idx = xcalloc(snap->n_pending + 1, sizeof(size_t));
-	bool ok = true;
-	for (int round = 0; ok; round++) {
+	bool ok = true, last = false;
+	for (int round = 1; ok && !last; round++) {
 		fm_unlock(h);
 		int64_t k = fairmatch_rs_to_check(snap, idx, snap->n_pending);
 		fm_lock(h);
-		if (!fm_hold_unchanged(h)) {
-			ok = false;
+		if (!(ok = fm_hold_unchanged(h)) || k == 0)
 			break;
-		}
-		if (k < 0 || (k > 0 && round + 1 >= FM_CHECK_ROUNDS)) {
+		if (k < 0 || round == FM_CHECK_ROUNDS) {
 			/* Rust failed, or the window keeps moving: check all. */
+			last = true;
 			k = 0;
 			for (size_t i = 0; i < snap->n_pending; i++)
 				if (snap->pending[i].checked == FM_CHECK_NOT)
 					idx[k++] = i;
-			round = FM_CHECK_ROUNDS;
 		}
-		if (k == 0)
-			break;
 		h->phase = "checks of pending jobs";
 		size_t next = 0;
 		while (!fm_check_pending(snap, idx, k, &next, h))
 			if (!(ok = fm_hold_yield(h)))
 				break;
-		if (round >= FM_CHECK_ROUNDS)
-			break;
 	}
 	xfree(idx);
 	return ok;

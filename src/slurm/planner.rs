@@ -189,23 +189,21 @@ impl Planner {
             .pending
             .iter()
             .map(|job| {
-                let refused = self.refused.contains_key(&job.job_id);
-                let hint = hints::parse(&job.comment, &names);
-                let estimates = if refused {
-                    vec![None; model.flavors.len()]
-                } else {
-                    self.estimates(&model, job, &hint)
-                        .into_iter()
-                        .map(|e| e.map(|(s, _)| s))
-                        .collect()
-                };
-                let key = match self.config.fairshare_by {
-                    FairshareBy::User => job.user.as_str(),
-                    FairshareBy::Account => job.account.as_str(),
-                };
+                // A refused job sits out the plan, and a blocked one is
+                // not ranked: neither needs its hint read.
+                let estimates =
+                    if self.refused.contains_key(&job.job_id) || job.checked == Checked::Blocked {
+                        vec![None; model.flavors.len()]
+                    } else {
+                        let hint = hints::parse(&job.comment, &names);
+                        self.estimates(&model, job, &hint)
+                            .into_iter()
+                            .map(|e| e.map(|(s, _)| s))
+                            .collect()
+                    };
                 let next = groups.len();
                 let group = if per_user {
-                    *groups.entry(key).or_insert(next)
+                    *groups.entry(self.fair_share(job).0).or_insert(next)
                 } else {
                     0
                 };
@@ -306,15 +304,11 @@ impl Planner {
         // Users (or accounts) get indices in the order of their names: the
         // policy breaks ties between users by index, and that must not
         // hang on which jobs the snapshot holds (see `window`).
-        let key_of = |job: &JobInfo| match self.config.fairshare_by {
-            FairshareBy::User => job.user.clone(),
-            FairshareBy::Account => job.account.clone(),
-        };
         let mut users: Vec<String> = snap
             .running
             .iter()
             .chain(&snap.pending)
-            .map(key_of)
+            .map(|job| self.fair_share(job).0.to_owned())
             .collect();
         users.sort_unstable();
         users.dedup();
@@ -328,11 +322,8 @@ impl Planner {
         // association tree, where accounting keeps one; 1 otherwise.
         let mut weights: Vec<Option<f64>> = vec![None; users.len()];
         let mut user_of = |job: &JobInfo| {
-            let shares = match self.config.fairshare_by {
-                FairshareBy::User => job.user_shares,
-                FairshareBy::Account => job.account_shares,
-            };
-            let u = user_index[&key_of(job)];
+            let (key, shares) = self.fair_share(job);
+            let u = user_index[key];
             if weights[u].is_none() {
                 weights[u] = shares.filter(|s| s.is_finite() && *s > 0.0);
             }
@@ -525,6 +516,15 @@ impl Planner {
             }
         }
         decisions
+    }
+
+    /// Whom `job` counts for in fair share (its user or its account, as
+    /// configured), and that association's shares where accounting has them.
+    fn fair_share<'j>(&self, job: &'j JobInfo) -> (&'j str, Option<f64>) {
+        match self.config.fairshare_by {
+            FairshareBy::User => (&job.user, job.user_shares),
+            FairshareBy::Account => (&job.account, job.account_shares),
+        }
     }
 
     /// Estimate per model flavor for `job`; `None` where it may not run.
