@@ -11,10 +11,11 @@
 //! Each round minimises the largest rho. For a fixed target `rho` the
 //! condition is linear, `throughput_j(x) >= left_j / (rho * isolated_j -
 //! elapsed_j)`, so the round bisects on `rho`, asking the max-min LP of
-//! [`super::rounds::max_min`] whether every job can meet it. The bisection
+//! [`super::max_min::max_min`] whether every job can meet it. The bisection
 //! stops within 1% of the best `rho`.
 
-use super::rounds::{max_min, ActiveJob, Allocator, RoundBased, ROUND_SECONDS};
+use super::max_min::max_min;
+use super::rounds::{ActiveJob, Allocator, RoundBased, ROUND_SECONDS};
 use super::PolicyError;
 use crate::metrics::isolated_time;
 use crate::model::Flavor;

@@ -7,9 +7,8 @@
 //! down to at most one slot in all. Every job counts once, with weight 1:
 //! Gavel's max-min is per job.
 
-use super::rounds::{
-    max_min, throughput, ActiveJob, Allocation, Allocator, RoundBased, ROUND_SECONDS,
-};
+use super::max_min::{max_min, throughput, Allocation};
+use super::rounds::{ActiveJob, Allocator, RoundBased, ROUND_SECONDS};
 use super::PolicyError;
 use crate::model::Flavor;
 

@@ -18,6 +18,8 @@ pub mod ftf;
 pub mod gavel_maxmin;
 pub mod jsq;
 #[cfg(feature = "cli")]
+pub mod max_min;
+#[cfg(feature = "cli")]
 pub mod rounds;
 pub mod sjf;
 pub mod srpt;

@@ -14,27 +14,17 @@
 //! As in Gavel's scheduler (`_need_to_update_allocation`, set when a job
 //! is added or removed), the allocation is recomputed only at a round
 //! whose set of active jobs differs from the last one's; other rounds
-//! place by the shares they have. On a deep queue the LP dominates the
-//! cost: about 90 ms for 1,000 jobs on 3 flavors, and a backlog that
+//! place by the shares they have. On a deep queue of three or more
+//! flavors the LP dominates the cost: about 90 ms for 1,000 jobs on 3
+//! flavors, and a backlog that
 //! lasts months of simulated time has tens of thousands of rounds but
 //! only two changes per job.
 //!
-//! [`max_min`] is the LP both allocators solve, with `good_lp` and its
-//! pure-Rust `clarabel` backend (an interior-point method). The simplex
-//! backend `microlp` failed on degenerate rounds ("singular matrix") in the
-//! property tests; clarabel passed 3,000 random runs.
-//!
-//!   maximise t  subject to
-//!     sum_f x[j][f] * T[j][f] / need[j] >= t   for every job
-//!     sum_f x[j][f] <= 1                       (a job holds one slot)
-//!     sum_j x[j][f] <= slots[f]                (capacity)
-//!
-//! where `T[j][f] = 1 / p[j][f]` is the job's throughput on `f`, its share
-//! of the work done per second.
+//! [`max_min`] is the LP both allocators solve (in [`super::max_min`]):
+//! exactly and combinatorially on two flavors, by clarabel on more.
 
 use super::{best_flavor, IdMap, PendingJob, Policy, PolicyError, Start, View};
 use crate::model::Flavor;
-use good_lp::{constraint, variable, Expression, ProblemVariables, Solution, SolverModel};
 use std::collections::HashMap;
 
 /// The round length Gavel's experiments use, in seconds.
@@ -61,112 +51,6 @@ pub trait Allocator {
         jobs: &[ActiveJob],
         flavors: &[Flavor],
     ) -> Result<Vec<Vec<f64>>, PolicyError>;
-}
-
-/// The LP's answer: the level `t`, and `x[j][f]` per job.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Allocation {
-    pub level: f64,
-    pub shares: Vec<Vec<f64>>,
-}
-
-/// The largest coefficient of a fairness row (see [`max_min`]).
-const MAX_COEFFICIENT: f64 = 1e6;
-
-pub(crate) fn throughput(p: f64) -> f64 {
-    if p > 0.0 {
-        1.0 / p
-    } else {
-        1e9
-    }
-}
-
-/// Solves the LP above for jobs with run times `times[j][f]` (`None`:
-/// cannot run there). A job whose `need` is not a finite number above 0
-/// gets no fairness constraint.
-pub fn max_min(
-    times: &[Vec<Option<f64>>],
-    flavors: &[Flavor],
-    need: &[f64],
-) -> Result<Allocation, PolicyError> {
-    if times.is_empty() {
-        return Ok(Allocation {
-            level: 0.0,
-            shares: Vec::new(),
-        });
-    }
-    let mut vars = ProblemVariables::new();
-    // Bounded, so that a problem without fairness rows (every job needs
-    // almost nothing) is not unbounded: no row can exceed it anyway.
-    let level = vars.add(
-        variable()
-            .min(0.0)
-            .max(MAX_COEFFICIENT * flavors.len() as f64),
-    );
-    let x: Vec<Vec<Option<good_lp::Variable>>> = times
-        .iter()
-        .map(|row| {
-            row.iter()
-                .enumerate()
-                .map(|(f, p)| {
-                    (p.is_some() && flavors[f].slots > 0)
-                        .then(|| vars.add(variable().min(0.0).max(1.0)))
-                })
-                .collect()
-        })
-        .collect();
-    let mut model = vars.maximise(level).using(good_lp::clarabel);
-    for (j, row) in times.iter().enumerate() {
-        // A job that needs almost nothing (an instant job, or one that has
-        // overrun its estimate) would put coefficients of 1e9 in the LP,
-        // which the simplex cannot pivot on: it gets no fairness row, as
-        // any share meets it.
-        let fair = need[j].is_finite()
-            && need[j] > 0.0
-            && row
-                .iter()
-                .flatten()
-                .all(|&p| throughput(p) / need[j] <= MAX_COEFFICIENT);
-        let mut held = Expression::from(0.0);
-        let mut normalised = Expression::from(0.0);
-        for (f, p) in row.iter().enumerate() {
-            if let (Some(v), Some(p)) = (x[j][f], p) {
-                held += v;
-                if fair {
-                    normalised += v * (throughput(*p) / need[j]);
-                }
-            }
-        }
-        model = model.with(constraint!(held <= 1.0));
-        if fair {
-            model = model.with(constraint!(normalised >= level));
-        }
-    }
-    for (f, flavor) in flavors.iter().enumerate() {
-        let mut used = Expression::from(0.0);
-        for row in &x {
-            if let Some(v) = row[f] {
-                used += v;
-            }
-        }
-        model = model.with(constraint!(used <= flavor.slots as f64));
-    }
-    // A solver panic on a hard problem is an error of this decision, not of
-    // the process.
-    let solution = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.solve()))
-        .map_err(|_| PolicyError::Parameter("the allocation LP solver panicked".into()))?
-        .map_err(|e| PolicyError::Parameter(format!("the allocation LP failed: {e}")))?;
-    Ok(Allocation {
-        level: solution.value(level),
-        shares: x
-            .iter()
-            .map(|row| {
-                row.iter()
-                    .map(|v| v.map_or(0.0, |v| solution.value(v).max(0.0)))
-                    .collect()
-            })
-            .collect(),
-    })
 }
 
 /// A round-based, preemptive policy: `A` allocates, Gavel's mechanism
