@@ -140,6 +140,11 @@ impl Policy for Tiresias {
         for job in view.pending {
             self.arrivals.insert(job.id, job.arrival);
         }
+        // The order costs a sort of the whole queue; with no slot free it
+        // would start nothing.
+        if view.idle_machines().next().is_none() {
+            return Ok(Vec::new());
+        }
         Ok(start_in_order(view, &self.order(view)))
     }
 
