@@ -31,21 +31,57 @@
 use super::{Instance, Slot, Solution, SolveError};
 use crate::ordered::TotalF64 as Key;
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BinaryHeap;
 
 const NONE: u32 = u32::MAX;
 
 /// All slots of one flavor at one position `k`, keyed by `w = a_m - v_s`.
+///
+/// A min-heap with lazy deletion (a second heap of removed entries), not
+/// an ordered set: a bucket empties and fills again many times a solve,
+/// and a `BTreeSet` freed and allocated its node each time (a third of a
+/// simulated AlloX run went to malloc and free). The heaps keep their
+/// capacity. Entries are `(w, matched, slot)`: among equal `w`, free slots
+/// (`false`) first, since reaching one ends the search. It is a multiset:
+/// a slot removed and put back with the same key before the removal
+/// surfaced is there once.
 #[derive(Default)]
 struct Bucket {
-    /// `(w, matched, slot)`: among equal `w`, free slots (`false`) first,
-    /// since reaching one ends the search.
-    slots: BTreeSet<(Key, bool, u32)>,
+    heap: BinaryHeap<Reverse<(Key, bool, u32)>>,
+    gone: BinaryHeap<Reverse<(Key, bool, u32)>>,
 }
 
 impl Bucket {
+    fn insert(&mut self, entry: (Key, bool, u32)) {
+        self.heap.push(Reverse(entry));
+        self.settle();
+    }
+
+    /// `entry` must be in the bucket.
+    fn remove(&mut self, entry: (Key, bool, u32)) {
+        self.gone.push(Reverse(entry));
+        self.settle();
+    }
+
+    /// Drops removed entries from the top, so that `first` is live: a
+    /// removed entry still in `heap` is at least `gone`'s top, so a live
+    /// top of `heap` below it is the minimum.
+    fn settle(&mut self) {
+        while let (Some(a), Some(b)) = (self.heap.peek(), self.gone.peek()) {
+            if a != b {
+                break;
+            }
+            self.heap.pop();
+            self.gone.pop();
+        }
+    }
+
+    fn first(&self) -> Option<&(Key, bool, u32)> {
+        self.heap.peek().map(|Reverse(e)| e)
+    }
+
     fn min_w(&self) -> f64 {
-        self.slots.first().map_or(f64::INFINITY, |(w, _, _)| w.0)
+        self.first().map_or(f64::INFINITY, |(w, _, _)| w.0)
     }
 }
 
@@ -73,13 +109,12 @@ impl FlavorState {
 
     fn insert(&mut self, k: usize, w: f64, matched: bool, slot: u32) {
         self.ensure_position(k);
-        self.buckets[k - 1].slots.insert((Key(w), matched, slot));
+        self.buckets[k - 1].insert((Key(w), matched, slot));
         self.min_w[k - 1] = self.buckets[k - 1].min_w();
     }
 
     fn remove(&mut self, k: usize, w: f64, matched: bool, slot: u32) {
-        let removed = self.buckets[k - 1].slots.remove(&(Key(w), matched, slot));
-        debug_assert!(removed, "slot missing from its bucket");
+        self.buckets[k - 1].remove((Key(w), matched, slot));
         self.min_w[k - 1] = self.buckets[k - 1].min_w();
     }
 
@@ -112,8 +147,11 @@ struct State<'a> {
     /// Distance through a preferred-machine edge in the current search.
     slot_special: Vec<f64>,
     slot_special_pred: Vec<u32>,
-    /// Slot ids of each machine, by position - 1.
+    /// Slot ids of each machine some job prefers, by position - 1 (only
+    /// preference edges walk a machine's slots; an allocation per machine
+    /// and solve was most of what the rest cost in malloc).
     machine_slots: Vec<Vec<u32>>,
+    preferred_machine: Vec<bool>,
     // Per job.
     job_slot: Vec<u32>,
     u: Vec<f64>,
@@ -159,6 +197,11 @@ pub fn solve(inst: &Instance) -> Result<Solution, SolveError> {
 
 impl<'a> State<'a> {
     fn new(inst: &'a Instance) -> Self {
+        // Every machine starts with one frontier slot and every
+        // augmentation adds one: the slot vectors never grow past this.
+        // (Grown one push at a time, they were a tenth of a simulated
+        // AlloX run.)
+        let slots = inst.machines.len() + inst.jobs();
         let mut state = State {
             inst,
             flavors: (0..inst.flavors)
@@ -171,15 +214,22 @@ impl<'a> State<'a> {
                 })
                 .collect(),
             has_machine: vec![false; inst.flavors],
-            slot_machine: Vec::new(),
-            slot_position: Vec::new(),
-            slot_v: Vec::new(),
-            slot_job: Vec::new(),
-            slot_pred: Vec::new(),
-            slot_done: Vec::new(),
-            slot_special: Vec::new(),
-            slot_special_pred: Vec::new(),
+            slot_machine: Vec::with_capacity(slots),
+            slot_position: Vec::with_capacity(slots),
+            slot_v: Vec::with_capacity(slots),
+            slot_job: Vec::with_capacity(slots),
+            slot_pred: Vec::with_capacity(slots),
+            slot_done: Vec::with_capacity(slots),
+            slot_special: Vec::with_capacity(slots),
+            slot_special_pred: Vec::with_capacity(slots),
             machine_slots: vec![Vec::new(); inst.machines.len()],
+            preferred_machine: {
+                let mut preferred = vec![false; inst.machines.len()];
+                for &(m, _) in inst.preferred.iter().flatten() {
+                    preferred[m] = true;
+                }
+                preferred
+            },
             job_slot: vec![NONE; inst.jobs()],
             u: vec![0.0; inst.jobs()],
             scanned: Vec::new(),
@@ -204,7 +254,9 @@ impl<'a> State<'a> {
         self.slot_done.push(false);
         self.slot_special.push(f64::INFINITY);
         self.slot_special_pred.push(NONE);
-        self.machine_slots[machine].push(slot);
+        if self.preferred_machine[machine] {
+            self.machine_slots[machine].push(slot);
+        }
         let m = &self.inst.machines[machine];
         self.flavors[m.flavor].insert(k, m.free_in, false, slot);
     }
@@ -348,7 +400,7 @@ impl<'a> State<'a> {
                     debug_assert!(dist.is_finite(), "validated instances always augment");
                     let fs = &mut self.flavors[f];
                     let &(Key(w), matched, slot) =
-                        fs.buckets[i].slots.first().expect("best bucket is empty");
+                        fs.buckets[i].first().expect("best bucket is empty");
                     self.slot_pred[slot as usize] = fs.envelope_job[i];
                     fs.remove(i + 1, w, matched, slot);
                     fs.refresh_best();
