@@ -299,50 +299,102 @@ pub(crate) enum Ranked {
     Pending { flavor: usize },
 }
 
-/// Walks `ranking` best first; each job claims a slot of its flavor while
-/// one is left (machines idle or running a job; not probes). Returns the
-/// running jobs left without one: the jobs to preempt so that every better
-/// job can run.
-pub(crate) fn outranked(view: &View<'_>, ranking: &[Ranked]) -> Vec<usize> {
-    let mut left = vec![0usize; view.flavors.len()];
-    for m in view.idle_machines() {
-        left[view.machines[m].flavor] += 1;
-    }
-    for job in view.running {
-        left[view.machines[job.machine].flavor] += 1;
-    }
-    let mut out = Vec::new();
-    for r in ranking {
-        match *r {
-            Ranked::Running { id, flavor } if left[flavor] == 0 => out.push(id),
-            Ranked::Running { flavor, .. } | Ranked::Pending { flavor } => {
-                left[flavor] = left[flavor].saturating_sub(1);
-            }
+/// The indices of the `n` smallest keys among `members` (indices into
+/// `keys`), in no order: a selection, not a sort.
+fn smallest<K: Ord + Copy>(keys: &[K], mut members: Vec<usize>, n: usize) -> Vec<usize> {
+    if members.len() > n {
+        if n == 0 {
+            return Vec::new();
         }
+        members.select_nth_unstable_by_key(n - 1, |&i| keys[i]);
+        members.truncate(n);
     }
-    out
+    members
 }
 
-/// Starts `order`'s jobs, best first, each on an idle machine of its
-/// fastest flavor: the `decide` of the preemptive policies, whose ranking
-/// already made room.
-pub(crate) fn start_in_order(view: &View<'_>, order: &[&PendingJob]) -> Vec<Start> {
-    let mut idle = IdleByFlavor::new(view);
-    let mut starts = Vec::new();
-    for job in order {
-        if !idle.any() {
-            break;
+/// Walks `ranked` best first (keys unique); each job claims a slot of its
+/// flavor while one is left (machines idle or running a job; not probes).
+/// Returns the running jobs left without one, best first: the jobs to
+/// preempt so that every better job can run.
+///
+/// Claims of one flavor never touch another's, so the walk is the same as
+/// letting each flavor's best jobs claim its slots: a selection per flavor
+/// instead of a sort of the whole queue, which was most of a simulated
+/// Tiresias run (it sorted a deep queue twice an event).
+pub(crate) fn outranked<K: Ord + Copy>(view: &View<'_>, ranked: &[(K, Ranked)]) -> Vec<usize> {
+    let mut slots = vec![0usize; view.flavors.len()];
+    for m in view.idle_machines() {
+        slots[view.machines[m].flavor] += 1;
+    }
+    for job in view.running {
+        slots[view.machines[job.machine].flavor] += 1;
+    }
+    let flavor = |r: &Ranked| match *r {
+        Ranked::Running { flavor, .. } | Ranked::Pending { flavor } => flavor,
+    };
+    let keys: Vec<K> = ranked.iter().map(|(k, _)| *k).collect();
+    let mut by_flavor: Vec<Vec<usize>> = vec![Vec::new(); view.flavors.len()];
+    for (i, (_, r)) in ranked.iter().enumerate() {
+        by_flavor[flavor(r)].push(i);
+    }
+    let mut claims = vec![false; ranked.len()];
+    for (f, members) in by_flavor.into_iter().enumerate() {
+        for i in smallest(&keys, members, slots[f]) {
+            claims[i] = true;
         }
+    }
+    let mut out: Vec<(K, usize)> = ranked
+        .iter()
+        .zip(&claims)
+        .filter_map(|((key, r), &claimed)| match *r {
+            Ranked::Running { id, .. } if !claimed => Some((*key, id)),
+            _ => None,
+        })
+        .collect();
+    out.sort_unstable();
+    out.into_iter().map(|(_, id)| id).collect()
+}
+
+/// Starts the jobs of `order` best first (keys unique), each on an idle
+/// machine of its fastest flavor: the `decide` of the preemptive policies,
+/// whose ranking already made room. As in [`outranked`], each flavor's
+/// idle machines go to its best jobs, found by selection.
+pub(crate) fn start_in_order<K: Ord + Copy>(
+    view: &View<'_>,
+    order: &[(K, &PendingJob)],
+) -> Vec<Start> {
+    let mut idle = IdleByFlavor::new(view);
+    let mut free = vec![0usize; view.flavors.len()];
+    for m in view.idle_machines() {
+        free[view.machines[m].flavor] += 1;
+    }
+    let keys: Vec<K> = order.iter().map(|(k, _)| *k).collect();
+    let mut by_flavor: Vec<Vec<usize>> = vec![Vec::new(); view.flavors.len()];
+    for (i, (_, job)) in order.iter().enumerate() {
         if let Some((f, _)) = best_flavor(&job.estimates, view.flavors) {
-            if let Some(machine) = idle.take(f) {
-                starts.push(Start {
-                    job: job.id,
-                    machine,
-                });
+            if free[f] > 0 {
+                by_flavor[f].push(i);
             }
         }
     }
-    starts
+    let mut chosen: Vec<(K, usize, usize)> = Vec::new();
+    for (f, members) in by_flavor.into_iter().enumerate() {
+        chosen.extend(
+            smallest(&keys, members, free[f])
+                .into_iter()
+                .map(|i| (keys[i], i, f)),
+        );
+    }
+    chosen.sort_unstable_by_key(|&(k, _, _)| k);
+    chosen
+        .into_iter()
+        .filter_map(|(_, i, f)| {
+            idle.take(f).map(|machine| Start {
+                job: order[i].1.id,
+                machine,
+            })
+        })
+        .collect()
 }
 
 /// A hasher for job ids (`usize`): one multiply, as in rustc's FxHasher.

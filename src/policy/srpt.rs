@@ -9,6 +9,7 @@
 use super::{
     best_flavor, outranked, start_in_order, PendingJob, Policy, PolicyError, Ranked, Start, View,
 };
+use crate::ordered::TotalF64;
 
 #[derive(Clone, Debug, Default)]
 pub struct Srpt;
@@ -25,36 +26,34 @@ impl Policy for Srpt {
 
     fn preempt(&mut self, view: &View<'_>) -> Result<Vec<usize>, PolicyError> {
         // (time left, running first, arrival, id) and the job's claim.
-        let mut ranked: Vec<((f64, bool, f64, usize), Ranked)> = Vec::new();
+        type Key = (TotalF64, bool, TotalF64, usize);
+        let mut ranked: Vec<(Key, Ranked)> = Vec::new();
         for job in view.running {
             let flavor = view.machines[job.machine].flavor;
             let end = job.started + job.estimates[flavor].unwrap_or(0.0);
-            let key = ((end - view.now).max(0.0), false, f64::NEG_INFINITY, job.id);
+            let key = (
+                TotalF64((end - view.now).max(0.0)),
+                false,
+                TotalF64(f64::NEG_INFINITY),
+                job.id,
+            );
             ranked.push((key, Ranked::Running { id: job.id, flavor }));
         }
         for job in view.pending {
             if let Some((flavor, t)) = best_flavor(&job.estimates, view.flavors) {
-                ranked.push(((t, true, job.arrival, job.id), Ranked::Pending { flavor }));
+                let key = (TotalF64(t), true, TotalF64(job.arrival), job.id);
+                ranked.push((key, Ranked::Pending { flavor }));
             }
         }
-        ranked.sort_by(|(a, _), (b, _)| {
-            a.0.total_cmp(&b.0)
-                .then(a.1.cmp(&b.1))
-                .then(a.2.total_cmp(&b.2))
-                .then(a.3.cmp(&b.3))
-        });
-        let ranking: Vec<Ranked> = ranked.into_iter().map(|(_, r)| r).collect();
-        Ok(outranked(view, &ranking))
+        Ok(outranked(view, &ranked))
     }
 
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
-        let mut order: Vec<&PendingJob> = view.pending.iter().collect();
-        order.sort_by(|a, b| {
-            left(view, a)
-                .total_cmp(&left(view, b))
-                .then(a.arrival.total_cmp(&b.arrival))
-                .then(a.id.cmp(&b.id))
-        });
+        let order: Vec<_> = view
+            .pending
+            .iter()
+            .map(|j| ((TotalF64(left(view, j)), TotalF64(j.arrival), j.id), j))
+            .collect();
         Ok(start_in_order(view, &order))
     }
 }

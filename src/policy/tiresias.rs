@@ -59,12 +59,9 @@ impl Tiresias {
         self.served(job.id) + (view.now - job.started).max(0.0)
     }
 
-    /// Waiting jobs best first: queue, arrival, id.
-    fn order<'a>(&self, view: &View<'a>) -> Vec<&'a PendingJob> {
-        // Keys first: a sort that looks each job up per comparison spent
-        // most of a deep queue's simulation in the hash map.
-        let mut keyed: Vec<_> = view
-            .pending
+    /// Waiting jobs keyed by queue, arrival, id (best first).
+    fn keyed<'a>(&self, view: &View<'a>) -> Vec<(WaitKey, &'a PendingJob)> {
+        view.pending
             .iter()
             .map(|j| {
                 let key = (
@@ -74,12 +71,11 @@ impl Tiresias {
                 );
                 (key, j)
             })
-            .collect();
-        // Ids are unique, so the keys are, and stability buys nothing.
-        keyed.sort_unstable_by_key(|(k, _)| *k);
-        keyed.into_iter().map(|(_, j)| j).collect()
+            .collect()
     }
 }
+
+type WaitKey = (usize, crate::ordered::TotalF64, usize);
 
 impl Policy for Tiresias {
     fn label(&self) -> String {
@@ -126,9 +122,7 @@ impl Policy for Tiresias {
                 ranked.push((key, Ranked::Pending { flavor }));
             }
         }
-        ranked.sort_unstable_by_key(|(k, _)| *k);
-        let ranking: Vec<Ranked> = ranked.into_iter().map(|(_, r)| r).collect();
-        let stop = outranked(view, &ranking);
+        let stop = outranked(view, &ranked);
         for job in view.running.iter().filter(|j| stop.contains(&j.id)) {
             let total = self.attained(view, job);
             self.served.insert(job.id, total);
@@ -145,7 +139,7 @@ impl Policy for Tiresias {
         if view.idle_machines().next().is_none() {
             return Ok(Vec::new());
         }
-        Ok(start_in_order(view, &self.order(view)))
+        Ok(start_in_order(view, &self.keyed(view)))
     }
 
     fn wake_at(&self, view: &View<'_>) -> Option<f64> {
