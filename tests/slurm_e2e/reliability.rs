@@ -150,7 +150,15 @@ fn tally(c: &Cluster, ids: &[u32], since: f64, timeout: Duration) -> Tally {
 ///   run (a release among 23.11 to 25.11), two jobs were still live 120 s
 ///   after the last kill, while six endings from before it were only
 ///   acknowledged after it: the likely cause is such a retry acknowledged
-///   just before the kill.
+///   just before the kill;
+/// - the state file was written after the last acknowledgement seen (or,
+///   if none was seen while watching, after the last script ended), or
+///   2 s have passed since (4x the 0.5 s that proved too short). "One
+///   agent cycle" is not a fixed time. In a CI run on 2026-12-02, on a
+///   machine loaded by other work, two jobs were RUNNING 120 s after the
+///   last kill, their scripts ended 10 s before it: most likely the
+///   cycle that would have saved their endings had not yet run 0.5 s
+///   after they were acknowledged.
 ///
 /// After 5 s the jobs due are no longer waited for, after 8 s the endings
 /// that are not yet acknowledged are not either (the next controller takes
@@ -160,7 +168,9 @@ fn settle_endings(c: &Cluster, jobs: &[(u32, f64, f64)]) {
     let start = now();
     // Until watched for 0.5 s, an acknowledgement may have just happened.
     let mut last_ack = start;
+    let mut ack_seen = false;
     let mut unacked_before: Vec<u32> = Vec::new();
+    let state_file = c.path().join("state").join("job_state");
     loop {
         let t = now();
         let ended: HashMap<u32, f64> = c.records().into_iter().map(|(id, r)| (id, r.end)).collect();
@@ -172,9 +182,25 @@ fn settle_endings(c: &Cluster, jobs: &[(u32, f64, f64)]) {
             .collect();
         if unacked_before.iter().any(|id| !unacked.contains(id)) {
             last_ack = t;
+            ack_seen = true;
         }
         unacked_before = unacked;
-        let acked = t >= last_ack + 0.5 && (unacked_before.is_empty() || t >= start + 8.0);
+        let saved = std::fs::metadata(&state_file)
+            .and_then(|m| m.modified())
+            .map_or(0.0, |m| {
+                m.duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_secs_f64())
+            });
+        let must_be_saved = if ack_seen {
+            last_ack
+        } else {
+            ended.values().copied().fold(0.0, f64::max)
+        };
+        // Waited for 2 s at most, so that a plugin that stopped saving
+        // endings still loses one to the kill, and fails the test.
+        let durable = saved > must_be_saved || t >= must_be_saved + 2.0;
+        let acked =
+            t >= last_ack + 0.5 && durable && (unacked_before.is_empty() || t >= start + 8.0);
         let recent = ended.values().any(|&end| end > t - 0.5);
         let due = jobs.iter().any(|&(id, gpu, other)| {
             !ended.contains_key(&id)
