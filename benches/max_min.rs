@@ -6,13 +6,15 @@
 //! 10 s to 10,000 s, a job 1x to 20x slower on the CPU, one in ten without
 //! a CPU time, and needs as Gavel's max-min sets them (an equal share).
 
+mod common;
+
+use common::median_seconds;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fairmatch::model::Flavor;
 use fairmatch::policy::max_min::{lp, two_flavors};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::hint::black_box;
-use std::time::Instant;
 
 type Lp = (Vec<Vec<Option<f64>>>, Vec<Flavor>, Vec<f64>);
 
@@ -41,19 +43,6 @@ fn instance(jobs: usize, seed: u64) -> Lp {
         .map(|row| row.iter().flatten().map(|p| share / p).sum())
         .collect();
     (times, flavors, need)
-}
-
-/// Median seconds of `runs` calls of `f`.
-fn median_seconds(runs: usize, mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[runs / 2]
 }
 
 fn max_min(c: &mut Criterion) {

@@ -6,24 +6,13 @@
 //! deep queues (16 machines or fewer). Before criterion's figures, each
 //! size prints the ratio of the medians of a few quick timings.
 
+mod common;
+
+use common::median_seconds;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fairmatch::solver::random::shortest_first;
 use fairmatch::solver::{exchange, fast, munkres_ref, random};
 use std::hint::black_box;
-use std::time::Instant;
-
-/// Median seconds of `runs` calls of `f`.
-fn median_seconds(runs: usize, mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[runs / 2]
-}
 
 fn solvers(c: &mut Criterion) {
     let mut group = c.benchmark_group("solve");

@@ -417,37 +417,38 @@ mod tests {
         })
     }
 
+    /// The exact answer is feasible and reaches clarabel's level.
+    fn matches_the_lp(
+        times: &[Vec<Option<f64>>],
+        flavors: &[Flavor],
+        need: &[f64],
+    ) -> Result<(), TestCaseError> {
+        let exact = two_flavors(times, flavors, need).expect("two open flavors at most");
+        let reference = lp(times, flavors, need).unwrap();
+        assert_feasible(&exact, times, flavors, need);
+        let tolerance = 1e-6 * reference.level.abs().max(1.0);
+        prop_assert!(
+            (exact.level - reference.level).abs() <= tolerance,
+            "exact {} vs LP {}: {times:?} {flavors:?} {need:?}",
+            exact.level,
+            reference.level
+        );
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
 
         /// With both flavors contended, the same.
         #[test]
         fn two_contended_flavors_match_the_lp((times, flavors, need) in contended()) {
-            let exact = two_flavors(&times, &flavors, &need).expect("two flavors");
-            let reference = lp(&times, &flavors, &need).unwrap();
-            assert_feasible(&exact, &times, &flavors, &need);
-            let tolerance = 1e-6 * reference.level.abs().max(1.0);
-            prop_assert!(
-                (exact.level - reference.level).abs() <= tolerance,
-                "exact {} vs LP {}: {times:?} {flavors:?} {need:?}",
-                exact.level,
-                reference.level
-            );
+            matches_the_lp(&times, &flavors, &need)?;
         }
 
         /// The exact answer reaches the LP's level, and is feasible.
         #[test]
         fn two_flavors_matches_the_lp((times, flavors, need) in instance()) {
-            let exact = two_flavors(&times, &flavors, &need).expect("two flavors at most");
-            let reference = lp(&times, &flavors, &need).unwrap();
-            assert_feasible(&exact, &times, &flavors, &need);
-            let tolerance = 1e-6 * reference.level.abs().max(1.0);
-            prop_assert!(
-                (exact.level - reference.level).abs() <= tolerance,
-                "exact {} vs LP {}: {times:?} {flavors:?} {need:?}",
-                exact.level,
-                reference.level
-            );
+            matches_the_lp(&times, &flavors, &need)?;
         }
     }
 

@@ -224,6 +224,10 @@ impl IdleByFlavor {
         self.0[flavor].pop_front()
     }
 
+    pub(crate) fn count(&self, flavor: usize) -> usize {
+        self.0[flavor].len()
+    }
+
     pub(crate) fn any(&self) -> bool {
         self.0.iter().any(|q| !q.is_empty())
     }
@@ -365,15 +369,11 @@ pub(crate) fn start_in_order<K: Ord + Copy>(
     order: &[(K, &PendingJob)],
 ) -> Vec<Start> {
     let mut idle = IdleByFlavor::new(view);
-    let mut free = vec![0usize; view.flavors.len()];
-    for m in view.idle_machines() {
-        free[view.machines[m].flavor] += 1;
-    }
     let keys: Vec<K> = order.iter().map(|(k, _)| *k).collect();
     let mut by_flavor: Vec<Vec<usize>> = vec![Vec::new(); view.flavors.len()];
     for (i, (_, job)) in order.iter().enumerate() {
         if let Some((f, _)) = best_flavor(&job.estimates, view.flavors) {
-            if free[f] > 0 {
+            if idle.has(f) {
                 by_flavor[f].push(i);
             }
         }
@@ -381,7 +381,7 @@ pub(crate) fn start_in_order<K: Ord + Copy>(
     let mut chosen: Vec<(K, usize, usize)> = Vec::new();
     for (f, members) in by_flavor.into_iter().enumerate() {
         chosen.extend(
-            smallest(&keys, members, free[f])
+            smallest(&keys, members, idle.count(f))
                 .into_iter()
                 .map(|i| (keys[i], i, f)),
         );

@@ -134,8 +134,8 @@ impl Policy for Tiresias {
         for job in view.pending {
             self.arrivals.insert(job.id, job.arrival);
         }
-        // The order costs a sort of the whole queue; with no slot free it
-        // would start nothing.
+        // Keying the queue costs a pass and a lookup per job; with no slot
+        // free it would start nothing.
         if view.idle_machines().next().is_none() {
             return Ok(Vec::new());
         }
