@@ -141,6 +141,9 @@ typedef struct {
 	 * comes back COMPLETING after a crash and stays so until its node
 	 * registers again, so the epilog's end must be saved too. */
 	uint32_t completing;
+	/* Some available node has a CPU no running or completing job holds,
+	 * or a partition oversubscribes: only then can a plan start a job. */
+	bool cpu_free;
 } fm_watch_t;
 
 /* Nodes, partitions, running and finished jobs, and the ids of the

@@ -354,6 +354,54 @@ static void _add_foreign(job_record_t *job_ptr, fm_node_t *nodes)
 	}
 }
 
+/* CPUs a running or completing job holds, added to `held` per node. */
+static void _add_held_cpus(job_record_t *job_ptr, uint32_t *held)
+{
+	job_resources_t *r = job_ptr->job_resrcs;
+	if (!r || !r->node_bitmap || !r->cpus)
+		return;
+	int k = 0;
+	for (int64_t i = bit_ffs(r->node_bitmap);
+	     i >= 0 && i < bit_size(r->node_bitmap); i++) {
+		if (!bit_test(r->node_bitmap, i))
+			continue;
+		if (i < node_record_count)
+			held[i] += r->cpus[k];
+		k++;
+	}
+}
+
+/* Whether some partition lets jobs share CPUs (OverSubscribe=YES or
+ * FORCE above 1): a CPU another job holds may then take one more. */
+static bool _oversubscribed_partition(void)
+{
+	part_record_t *part_ptr;
+	bool shared = false;
+	list_itr_t *it = list_iterator_create(part_list);
+	while ((part_ptr = list_next(it)))
+		if ((part_ptr->max_share & ~SHARED_FORCE) > 1)
+			shared = true;
+	list_iterator_destroy(it);
+	return shared;
+}
+
+/* Every job needs a CPU: when each available node's CPUs are all held by
+ * running and completing jobs (a completing job's slot is busy in the
+ * model too) and no partition oversubscribes, no plan can start a job. */
+static bool _some_cpu_free(const fm_node_t *nodes, const uint32_t *held)
+{
+	node_record_t *node_ptr;
+	if (_oversubscribed_partition())
+		return true;
+	for (int i = 0; (node_ptr = next_node(&i)); i++) {
+		const fm_node_t *n = &nodes[node_ptr->index];
+		if (n->available &&
+		    held[node_ptr->index] < MAX(n->cpus, node_ptr->cpus))
+			return true;
+	}
+	return false;
+}
+
 static fm_node_t *_copy_nodes(const fm_reservation_t *resv)
 {
 	node_record_t *node_ptr;
@@ -433,8 +481,12 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 	int total = list_count(job_list);
 	fm_job_t *running = xcalloc(total + 1, sizeof(fm_job_t));
 	fm_finished_t *finished = xcalloc(total + 1, sizeof(fm_finished_t));
+	uint32_t *held = xcalloc(node_record_count + 1, sizeof(uint32_t));
 	list_itr_t *it = list_iterator_create(job_list);
 	while ((job_ptr = list_next(it))) {
+		if ((IS_JOB_RUNNING(job_ptr) || IS_JOB_COMPLETING(job_ptr)) &&
+		    !IS_JOB_SUSPENDED(job_ptr))
+			_add_held_cpus(job_ptr, held);
 		if (IS_JOB_PENDING(job_ptr) && job_ptr->details &&
 		    job_ptr->details->begin_time > scan_to) {
 			time_t b = job_ptr->details->begin_time;
@@ -483,6 +535,8 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 		}
 	}
 	list_iterator_destroy(it);
+	watch->cpu_free = _some_cpu_free(nodes, held);
+	xfree(held);
 	s->pending = xcalloc(n_ids + 1, sizeof(fm_job_t));
 	s->running = running;
 	s->finished = finished;

@@ -29,6 +29,9 @@
 /* Look again at least this often even when nothing changed, so estimates
  * that ran out are noticed. */
 #define MAX_IDLE_SECONDS 5
+/* While no CPU is free the plan is skipped (_take_snapshot), but it still
+ * runs this often, so new jobs get their reasons and notes. */
+#define PLAN_AT_LEAST_EVERY 10
 
 static pthread_t agent_thread;
 static pthread_mutex_t term_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -42,7 +45,7 @@ static time_t last_finished_scan = 0;
 /* Agent thread only: what the last snapshot saw, and the newest ending
  * the state file is known to hold. */
 static fm_watch_t watch = { 0 };
-static time_t durable_end = 0;
+static time_t durable_end = 0, last_plan = 0;
 static uint32_t durable_ended = 0, durable_completing = 0;
 
 /* Copy and apply both need job and node write locks (select_nodes()). */
@@ -368,9 +371,13 @@ static bool _check_window(fm_snapshot_t *snap, fm_hold_t *h)
 }
 
 /* Copies the snapshot under the locks, yielding them whenever a hold is
- * spent. Returns false (nothing to free) if the cycle must stop. */
+ * spent. Returns false (nothing to free) if the cycle must stop. Sets
+ * `*full` (snapshot begun, no pending job copied) when every CPU is held:
+ * most cycles of a busy cluster, where the pending jobs' copy and checks
+ * were all of the cycle's time under the locks and no plan can start a
+ * job (fm_watch_t.cpu_free). */
 static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
-			   fm_hold_t *h)
+			   fm_hold_t *h, bool *full)
 {
 	uint32_t *ids = NULL;
 	size_t n_ids = 0, next = 0;
@@ -382,6 +389,14 @@ static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 		h->phase = "snapshot of nodes, partitions and running jobs";
 		fm_snapshot_begin(snap, resv, &last_finished_scan, &watch,
 				  n_ids);
+		*full = !watch.cpu_free &&
+			difftime(time(NULL), last_plan) < PLAN_AT_LEAST_EVERY;
+		if (*full) {
+			/* The finished jobs wait for the plan that runs. */
+			last_finished_scan = scanned_to;
+			xfree(ids);
+			return true;
+		}
 		h->phase = "snapshot of pending jobs";
 		uint32_t holds = h->holds;
 		while (!fm_snapshot_pending(snap, ids, n_ids, &next,
@@ -416,8 +431,9 @@ static bool _cycle(void)
 	if (!_scheduling_allowed())
 		return true;
 	gettimeofday(&cycle_start, NULL);
+	bool full = false;
 	fm_lock(&hold);
-	bool ok = _take_snapshot(&snap, &resv, &hold);
+	bool ok = _take_snapshot(&snap, &resv, &hold, &full);
 	fm_unlock(&hold);
 	if (!ok) {
 		watch.next_begin = 0;
@@ -429,6 +445,17 @@ static bool _cycle(void)
 		return false;
 	}
 	uint32_t snapshot_us = hold.total_us;
+	if (full) {
+		fm_free_snapshot(&snap);
+		fm_free_reservation(&resv);
+		uint32_t save_us = _make_durable(&hold);
+		debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, no plan: every CPU held, state save %u us)",
+		      _usec_since(&cycle_start), hold.total_us, hold.holds,
+		      hold.longest_us, hold.longest_cpu_us, snapshot_us,
+		      save_us);
+		return true;
+	}
+	last_plan = time(NULL);
 
 	/* Rust decides only the runnable jobs: a wait and a start per task at
 	 * most each. (Sized by the whole queue, the two arrays were 11 MB

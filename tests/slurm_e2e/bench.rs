@@ -10,7 +10,7 @@
 //! jobs whose scripts ended in it and the CPU slurmctld used in it.
 //! `FAIRMATCH_BENCH_CONF` is `fairmatch.conf`'s text (default: none).
 
-use crate::harness::{now, run, Cluster};
+use crate::harness::{harness_time, now, run, Cluster};
 use std::time::Duration;
 
 struct Throughput {
@@ -182,36 +182,6 @@ fn probe_latencies(c: &Cluster) -> Vec<f64> {
             c.record(id).start - before
         })
         .collect()
-}
-
-/// The Unix time of a slurmctld log line's `[YYYY-MM-DDTHH:MM:SS.mmm]`
-/// stamp (the machine's clock is UTC).
-fn harness_time(line: &str) -> Option<f64> {
-    let stamp = line.strip_prefix('[')?.split(']').next()?;
-    let (date, time) = stamp.split_once('T')?;
-    let d: Vec<i64> = date
-        .split('-')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
-    let t: Vec<i64> = hms
-        .split(':')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    let days = days_from_civil(d[0], d[1], d[2]);
-    let seconds = days * 86400 + t[0] * 3600 + t[1] * 60 + t[2];
-    Some(seconds as f64 + format!("0.{frac}").parse::<f64>().ok()?)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
 }
 
 fn percentile(sorted: &[u64], q: f64) -> Option<u64> {

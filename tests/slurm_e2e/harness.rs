@@ -31,6 +31,36 @@ pub fn now() -> f64 {
         .as_secs_f64()
 }
 
+/// The Unix time of a slurmctld log line's `[YYYY-MM-DDTHH:MM:SS.mmm]`
+/// stamp (the machine's clock is UTC).
+pub fn harness_time(line: &str) -> Option<f64> {
+    let stamp = line.strip_prefix('[')?.split(']').next()?;
+    let (date, time) = stamp.split_once('T')?;
+    let d: Vec<i64> = date
+        .split('-')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
+    let t: Vec<i64> = hms
+        .split(':')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let days = days_from_civil(d[0], d[1], d[2]);
+    let seconds = days * 86400 + t[0] * 3600 + t[1] * 60 + t[2];
+    Some(seconds as f64 + format!("0.{frac}").parse::<f64>().ok()?)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
 /// `seconds` since the epoch as local `YYYY-MM-DDTHH:MM:SS`, the form
 /// `sbatch --begin` takes.
 pub fn local_time(seconds: f64) -> String {

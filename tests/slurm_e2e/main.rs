@@ -6,6 +6,7 @@
 mod bench;
 mod harness;
 mod reliability;
+mod scale;
 mod shared_cluster;
 mod versions;
 

@@ -1,0 +1,121 @@
+//! Scale: what a busy cluster's cycles cost slurmctld. The throughput
+//! comparison with backfill is a bench (`bench.rs`); this is the test that
+//! the cheap cycles of a full cluster lose no start.
+
+use super::harness::{harness_time, now, run, Cluster};
+use super::{hint, FAST};
+use std::time::{Duration, Instant};
+
+fn state(c: &Cluster, id: u32) -> String {
+    c.job(id).get("JobState").cloned().unwrap_or_default()
+}
+
+/// Polls until `id` is in `want`; returns when it got there.
+fn wait_state(c: &Cluster, id: u32, want: &str, timeout: Duration) -> f64 {
+    let deadline = Instant::now() + timeout;
+    while state(c, id) != want {
+        assert!(
+            Instant::now() < deadline,
+            "job {id} not {want} after {timeout:?}: {:?}\n{}",
+            c.job(id),
+            c.log_tail()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    now()
+}
+
+/// The agent's cycle lines logged at or after `since` (harness clock).
+fn cycles_since(c: &Cluster, since: f64) -> Vec<String> {
+    c.log()
+        .lines()
+        .filter(|l| l.contains("fairmatch: cycle "))
+        .filter(|l| harness_time(l).is_some_and(|t| t >= since))
+        .map(str::to_owned)
+        .collect()
+}
+
+const SKIPPED: &str = "no plan: every CPU held";
+
+/// With every CPU held, a cycle skips the pending jobs' copy and the plan
+/// (nothing could start), yet plans at least every 10 s (so a new job gets
+/// its reason), and a CPU that frees is used by the next cycle.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn u_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
+    // 2 CPU nodes of 4 CPUs and 2 GPU nodes of 2 GPUs and 2 CPUs: twelve
+    // one-CPU jobs hold every CPU.
+    let c = Cluster::start(&["--conf-line", "SlurmctldDebug=debug"], FAST);
+    let holders: Vec<u32> = (0..12)
+        .map(|_| {
+            c.submit(
+                &["-p", "cpu,gpu", "--comment", &hint(300.0, 300.0)],
+                300.0,
+                300.0,
+            )
+        })
+        .collect();
+    for &h in &holders {
+        wait_state(&c, h, "RUNNING", Duration::from_secs(30));
+    }
+    let submitted = now();
+    let waiting = c.submit(&["-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)], 1.0, 1.0);
+
+    // The submission wakes the agent for about a second of 100 ms ticks;
+    // the plan that placed the holders ran less than 10 s ago.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(state(&c, waiting), "PENDING");
+    let early = cycles_since(&c, submitted);
+    let skipped = early.iter().filter(|l| l.contains(SKIPPED)).count();
+    eprintln!(
+        "{} cycles in the 3 s after the submission, {skipped} without a plan",
+        early.len()
+    );
+    assert!(
+        skipped >= 3,
+        "a full cluster's cycles still plan:\n{}",
+        early.join("\n")
+    );
+
+    // The idle check (every 5 s) plans once 10 s have passed since the
+    // last plan: the waiting job is in it. Slack: 8 s.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let planned = loop {
+        let planned = cycles_since(&c, submitted)
+            .into_iter()
+            .find(|l| l.contains(" 1 queued ("));
+        if let Some(line) = planned {
+            break line;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no plan with the waiting job within 20 s of its submission:\n{}",
+            cycles_since(&c, submitted).join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    eprintln!("planned while full: {planned}");
+    assert_eq!(state(&c, waiting), "PENDING");
+
+    // A CPU frees: the next cycle plans and starts the waiting job. The
+    // holder's ending takes its epilog; 3 s of slack on a loaded machine,
+    // where ticks are 100 ms.
+    let freed = holders
+        .iter()
+        .copied()
+        .find(|&h| c.job(h)["Partition"] == "cpu")
+        .expect("a holder on a CPU node");
+    let cancelled = now();
+    run(c.cmd("scancel").arg(freed.to_string()));
+    let started = wait_state(&c, waiting, "RUNNING", Duration::from_secs(10));
+    eprintln!(
+        "started {:.2} s after a holder was cancelled",
+        started - cancelled
+    );
+    assert!(
+        started - cancelled <= 3.0,
+        "the freed CPU waited {:.2} s",
+        started - cancelled
+    );
+    c.wait_done(&[waiting], Duration::from_secs(30));
+}
