@@ -79,6 +79,8 @@ typedef struct {
 /* sched_fairmatch.c */
 double fm_now(void);
 bool fm_manages(const char *partition);
+/* No Partitions= in fairmatch.conf: every partition is managed. */
+bool fm_manages_every_partition(void);
 
 /* One cycle's holds of slurmctld's cycle locks. A hold lasts at most
  * LockHoldMs (plus the one job being handled): work over many jobs calls

@@ -81,6 +81,11 @@ double fm_now(void)
 	return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
+bool fm_manages_every_partition(void)
+{
+	return !settings.partitions[0];
+}
+
 bool fm_manages(const char *partition)
 {
 	if (!settings.partitions[0])
