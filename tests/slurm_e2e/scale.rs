@@ -42,7 +42,7 @@ const SKIPPED: &str = "no plan: every CPU held";
 /// its reason), and a CPU that frees is used by the next cycle.
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
-fn u_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
+fn v_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
     // 2 CPU nodes of 4 CPUs and 2 GPU nodes of 2 GPUs and 2 CPUs: twelve
     // one-CPU jobs hold every CPU.
     let c = Cluster::start(&["--conf-line", "SlurmctldDebug=debug"], FAST);
