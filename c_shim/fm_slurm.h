@@ -102,6 +102,11 @@ typedef struct {
 	/* The most CPU time one hold used: a hold's wall time also counts
 	 * the time the thread waited for a CPU while holding the locks. */
 	uint32_t longest_cpu_us;
+	/* The first hold's CPU time, and the most of any later one. The
+	 * first walks the whole job list twice (the unmodelled jobs' pass,
+	 * the snapshot's first part), which a list iterator cannot split:
+	 * it grows with the job records, not with LockHoldMs. */
+	uint32_t first_cpu_us, later_cpu_us;
 	const char *phase;	/* what the current hold is for, for the log */
 } fm_hold_t;
 

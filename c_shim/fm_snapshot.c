@@ -375,11 +375,16 @@ static void _add_held_cpus(job_record_t *job_ptr, uint32_t *held)
 	}
 }
 
-/* Whether some partition lets jobs share CPUs (OverSubscribe=YES or
- * FORCE above 1): a CPU another job holds may then take one more. */
-static bool _oversubscribed_partition(void)
+/* Whether a CPU another job holds may still go to a new one: some
+ * partition lets jobs share CPUs (OverSubscribe=YES or FORCE above 1), or
+ * preemption is configured (select_nodes() preempts to make room, and the
+ * model gives partitions over the same nodes slots of their own). */
+static bool _held_cpus_may_be_given(void)
 {
 	part_record_t *part_ptr;
+	if (slurm_conf.preempt_type &&
+	    xstrcmp(slurm_conf.preempt_type, "preempt/none"))
+		return true;
 	bool shared = false;
 	list_itr_t *it = list_iterator_create(part_list);
 	while ((part_ptr = list_next(it)))
@@ -391,11 +396,13 @@ static bool _oversubscribed_partition(void)
 
 /* Every job needs a CPU: when each available node's CPUs are all held by
  * running and completing jobs (a completing job's slot is busy in the
- * model too) and no partition oversubscribes, no plan can start a job. */
+ * model too, and Slurm places no job on a completing node) and no held
+ * CPU may be given to another job, no plan can start a job. (Nodes with
+ * specialised cores count them, so there the test never says "held".) */
 static bool _some_cpu_free(const fm_node_t *nodes, const uint32_t *held)
 {
 	node_record_t *node_ptr;
-	if (_oversubscribed_partition())
+	if (_held_cpus_may_be_given())
 		return true;
 	for (int i = 0; (node_ptr = next_node(&i)); i++) {
 		const fm_node_t *n = &nodes[node_ptr->index];

@@ -45,7 +45,10 @@ static time_t last_finished_scan = 0;
 /* Agent thread only: what the last snapshot saw, and the newest ending
  * the state file is known to hold. */
 static fm_watch_t watch = { 0 };
-static time_t durable_end = 0, last_plan = 0;
+static time_t durable_end = 0;
+/* When the last plan ran, in seconds of CLOCK_MONOTONIC (a wall clock
+ * stepped back would stop the PLAN_AT_LEAST_EVERY floor). */
+static time_t last_plan = 0;
 static uint32_t durable_ended = 0, durable_completing = 0;
 
 /* Copy and apply both need job and node write locks (select_nodes()). */
@@ -244,6 +247,10 @@ void fm_unlock(fm_hold_t *h)
 	h->total_us += us;
 	h->longest_us = MAX(h->longest_us, us);
 	h->longest_cpu_us = MAX(h->longest_cpu_us, cpu_us);
+	if (h->holds == 1)
+		h->first_cpu_us = cpu_us;
+	else
+		h->later_cpu_us = MAX(h->later_cpu_us, cpu_us);
 	h->part = last_part_update;
 	h->resv = last_resv_update;
 	h->conf = slurm_conf.last_update;
@@ -375,6 +382,13 @@ static bool _check_window(fm_snapshot_t *snap, fm_hold_t *h)
 	return ok;
 }
 
+static time_t _monotonic_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
 /* Copies the snapshot under the locks, yielding them whenever a hold is
  * spent. Returns false (nothing to free) if the cycle must stop. Sets
  * `*full` (snapshot begun, no pending job copied) when every CPU is held:
@@ -394,11 +408,11 @@ static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 		h->phase = "snapshot of nodes, partitions and running jobs";
 		fm_snapshot_begin(snap, resv, &last_finished_scan, &watch,
 				  n_ids);
-		*full = !watch.cpu_free &&
-			difftime(time(NULL), last_plan) < PLAN_AT_LEAST_EVERY;
+		/* A job that finished is learned from now: its record may be
+		 * purged before a later plan (MinJobAge can be 2 s). */
+		*full = !watch.cpu_free && !snap->n_finished && last_plan &&
+			_monotonic_seconds() - last_plan < PLAN_AT_LEAST_EVERY;
 		if (*full) {
-			/* The finished jobs wait for the plan that runs. */
-			last_finished_scan = scanned_to;
 			xfree(ids);
 			return true;
 		}
@@ -454,13 +468,13 @@ static bool _cycle(void)
 		fm_free_snapshot(&snap);
 		fm_free_reservation(&resv);
 		uint32_t save_us = _make_durable(&hold);
-		debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, no plan: every CPU held, state save %u us)",
+		debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, no plan: every CPU held, state save %u us; first hold on a CPU %u us, later holds at most %u us)",
 		      _usec_since(&cycle_start), hold.total_us, hold.holds,
 		      hold.longest_us, hold.longest_cpu_us, snapshot_us,
-		      save_us);
+		      save_us, hold.first_cpu_us, hold.later_cpu_us);
 		return true;
 	}
-	last_plan = time(NULL);
+	last_plan = _monotonic_seconds();
 
 	/* Rust decides only the runnable jobs: a wait and a start per task at
 	 * most each. (Sized by the whole queue, the two arrays were 11 MB
@@ -507,10 +521,11 @@ static bool _cycle(void)
 
 	if (n_outcomes)
 		fairmatch_rs_observe(outcomes, n_outcomes);
-	debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, plan %u us, state save %u us), %u queued (%zu checked), %zu starts tried",
+	debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, plan %u us, state save %u us; first hold on a CPU %u us, later holds at most %u us), %u queued (%zu checked), %zu starts tried",
 	      cycle_us, hold.total_us, hold.holds, hold.longest_us,
-	      hold.longest_cpu_us, snapshot_us, plan_us, save_us, queue_len,
-	      checked, n_outcomes);
+	      hold.longest_cpu_us, snapshot_us, plan_us, save_us,
+	      hold.first_cpu_us, hold.later_cpu_us, queue_len, checked,
+	      n_outcomes);
 	xfree(decisions);
 	xfree(outcomes);
 	return applied;
