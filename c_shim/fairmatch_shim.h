@@ -153,6 +153,9 @@ int64_t fairmatch_rs_to_check(const fm_snapshot_t *snapshot, size_t *out,
 int64_t fairmatch_rs_plan(const fm_snapshot_t *snapshot, fm_decision_t *out,
 			  size_t cap);
 void fairmatch_rs_observe(const fm_outcome_t *outcomes, size_t count);
+/* A cycle that plans nothing: learns the run times of snapshot->finished
+ * (the plan does this itself). */
+void fairmatch_rs_learn(const fm_snapshot_t *snapshot);
 /* Drops the planner's state (at fini). */
 void fairmatch_rs_shutdown(void);
 

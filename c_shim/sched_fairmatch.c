@@ -408,9 +408,7 @@ static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 		h->phase = "snapshot of nodes, partitions and running jobs";
 		fm_snapshot_begin(snap, resv, &last_finished_scan, &watch,
 				  n_ids);
-		/* A job that finished is learned from now: its record may be
-		 * purged before a later plan (MinJobAge can be 2 s). */
-		*full = !watch.cpu_free && !snap->n_finished && last_plan &&
+		*full = !watch.cpu_free && last_plan &&
 			_monotonic_seconds() - last_plan < PLAN_AT_LEAST_EVERY;
 		if (*full) {
 			xfree(ids);
@@ -465,6 +463,10 @@ static bool _cycle(void)
 	}
 	uint32_t snapshot_us = hold.total_us;
 	if (full) {
+		/* Learned now, not at the next plan: MinJobAge (2 s at least)
+		 * may purge a finished record before that. */
+		if (snap.n_finished)
+			fairmatch_rs_learn(&snap);
 		fm_free_snapshot(&snap);
 		fm_free_reservation(&resv);
 		uint32_t save_us = _make_durable(&hold);

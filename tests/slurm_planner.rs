@@ -504,3 +504,29 @@ fn a_wave_of_starts_picks_distinct_pending_jobs_for_distinct_slots() {
     assert!(users.len() >= 2, "one wave went to one user: {started:?}");
     assert_eq!(decisions.len(), 40, "every job gets a decision");
 }
+
+#[test]
+fn run_times_learned_while_no_plan_runs_reach_the_next_plan() {
+    // A full cluster's cycles skip the plan but hand over the jobs that
+    // finished: the next plan estimates from them.
+    let mut planner = Planner::new(Config::default());
+    planner.learn(&[FinishedJob {
+        user: "bob".into(),
+        name: "train".into(),
+        partition: "cpu".into(),
+        seconds: 42.0,
+    }]);
+    let mut snap = cluster(0.0);
+    snap.nodes = vec![node("c1", 1, "")];
+    snap.partitions = vec![PartitionInfo {
+        name: "cpu".into(),
+        nodes: vec![0],
+        schedulable: true,
+    }];
+    let mut learned = job(2, "bob", "");
+    learned.partitions = vec!["cpu".into()];
+    snap.pending = vec![learned];
+    let d = planner.plan(&snap);
+    let note = d[0].note.clone().unwrap_or_default();
+    assert!(note.contains("cpu=42s (history)"), "{note}");
+}

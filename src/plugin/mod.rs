@@ -190,6 +190,24 @@ pub unsafe extern "C" fn fairmatch_rs_plan(
     })
 }
 
+/// A cycle that plans nothing: learns the run times of the jobs that
+/// finished since the last snapshot.
+///
+/// # Safety
+/// `snapshot` points to a valid snapshot, as `fairmatch_shim.h` describes.
+#[no_mangle]
+pub unsafe extern "C" fn fairmatch_rs_learn(snapshot: *const raw::fm_snapshot_t) {
+    guarded("learn", (), || {
+        if snapshot.is_null() {
+            return;
+        }
+        let snap = convert::snapshot(&*snapshot);
+        if let Some(planner) = STATE.lock().as_mut() {
+            planner.learn(&snap.finished);
+        }
+    })
+}
+
 /// The shim's output array: `cap` places at `out` (null when `cap` is 0).
 ///
 /// # Safety

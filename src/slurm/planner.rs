@@ -17,7 +17,7 @@ use super::config::{Config, FairshareBy};
 use super::hints::{self, Hint};
 use super::history::History;
 use super::slots::SlotModel;
-use super::snapshot::{Action, Checked, Decision, JobInfo, Outcome, Snapshot};
+use super::snapshot::{Action, Checked, Decision, FinishedJob, JobInfo, Outcome, Snapshot};
 use super::window::{self, Ranked};
 use crate::policy::{
     allox::Allox, usage_scores, MachineView, PendingJob, Policy, RunningJob, View,
@@ -233,14 +233,21 @@ impl Planner {
         window::to_check(&ranked, quota, self.config.candidate_rule, &usable)
     }
 
+    /// Learns the run times of jobs that finished. [`Planner::plan`] does
+    /// this first; a cycle that plans nothing (every CPU held) calls it
+    /// alone, so no ending is missed while no plan runs.
+    pub fn learn(&mut self, finished: &[FinishedJob]) {
+        for f in finished {
+            self.history
+                .record(&f.user, &f.name, &f.partition, f.seconds);
+        }
+    }
+
     /// Decides every runnable pending job of `snap`: start now (where) or
     /// wait (why). Records not checked, or held back by Slurm, get no
     /// decision: they keep the reason they have.
     pub fn plan(&mut self, snap: &Snapshot) -> Vec<Decision> {
-        for f in &snap.finished {
-            self.history
-                .record(&f.user, &f.name, &f.partition, f.seconds);
-        }
+        self.learn(&snap.finished);
         let live: HashSet<u32> = snap
             .pending
             .iter()
