@@ -339,8 +339,11 @@ static uint64_t _gpus_on(job_record_t *job_ptr, int k)
 	return n;
 }
 
-/* A running job the plan does not model still holds CPUs and GPUs. */
-static void _add_foreign(job_record_t *job_ptr, fm_node_t *nodes)
+/* Adds what a running job holds, per node: its CPUs to `held` (when
+ * given), and, for a job the plan does not model, its CPUs and GPUs to
+ * the nodes' foreign counts (when `foreign` is given). */
+static void _add_allocation(job_record_t *job_ptr, uint32_t *held,
+			    fm_node_t *foreign)
 {
 	job_resources_t *r = job_ptr->job_resrcs;
 	if (!r || !r->node_bitmap || !r->cpus)
@@ -350,27 +353,12 @@ static void _add_foreign(job_record_t *job_ptr, fm_node_t *nodes)
 	     i >= 0 && i < bit_size(r->node_bitmap); i++) {
 		if (!bit_test(r->node_bitmap, i))
 			continue;
-		if (i < node_record_count) {
-			nodes[i].foreign_cpus += r->cpus[k];
-			nodes[i].foreign_gpus += _gpus_on(job_ptr, k);
-		}
-		k++;
-	}
-}
-
-/* CPUs a running or completing job holds, added to `held` per node. */
-static void _add_held_cpus(job_record_t *job_ptr, uint32_t *held)
-{
-	job_resources_t *r = job_ptr->job_resrcs;
-	if (!r || !r->node_bitmap || !r->cpus)
-		return;
-	int k = 0;
-	for (int64_t i = bit_ffs(r->node_bitmap);
-	     i >= 0 && i < bit_size(r->node_bitmap); i++) {
-		if (!bit_test(r->node_bitmap, i))
-			continue;
-		if (i < node_record_count)
+		if (i < node_record_count && held)
 			held[i] += r->cpus[k];
+		if (i < node_record_count && foreign) {
+			foreign[i].foreign_cpus += r->cpus[k];
+			foreign[i].foreign_gpus += _gpus_on(job_ptr, k);
+		}
 		k++;
 	}
 }
@@ -495,9 +483,6 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 	uint32_t *held = xcalloc(node_record_count + 1, sizeof(uint32_t));
 	list_itr_t *it = list_iterator_create(job_list);
 	while ((job_ptr = list_next(it))) {
-		if ((IS_JOB_RUNNING(job_ptr) || IS_JOB_COMPLETING(job_ptr)) &&
-		    !IS_JOB_SUSPENDED(job_ptr))
-			_add_held_cpus(job_ptr, held);
 		if (IS_JOB_PENDING(job_ptr) && job_ptr->details &&
 		    job_ptr->details->begin_time > scan_to) {
 			time_t b = job_ptr->details->begin_time;
@@ -520,8 +505,12 @@ void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
 					xstrdup(job_ptr->part_ptr->name);
 				j->run_node = xstrdup(job_ptr->nodes);
 				j->start = job_ptr->start_time;
+				_add_allocation(job_ptr, held, NULL);
 			} else {
-				_add_foreign(job_ptr, nodes);
+				/* A suspended job's CPUs may go to others. */
+				_add_allocation(job_ptr,
+						IS_JOB_SUSPENDED(job_ptr) ?
+						NULL : held, nodes);
 			}
 		}
 		if (IS_JOB_FINISHED(job_ptr)) {

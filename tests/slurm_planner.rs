@@ -166,13 +166,7 @@ fn bad_hints_fall_back_in_order_and_are_noted_once() {
         default_runtime: 77.0,
         ..Config::default()
     });
-    let mut snap = cluster(0.0);
-    snap.nodes = vec![node("c1", 1, "")];
-    snap.partitions = vec![PartitionInfo {
-        name: "cpu".into(),
-        nodes: vec![0],
-        schedulable: true,
-    }];
+    let mut snap = one_cpu(0.0);
     let mut with_limit = job(1, "alice", "garbage");
     with_limit.partitions = vec!["cpu".into()];
     with_limit.time_limit = Some(600.0);
@@ -294,6 +288,18 @@ fn outcome(job_id: u32, result: Result<u32, &str>, at: f64) -> Outcome {
         }),
         at,
     }
+}
+
+/// One CPU (c1) and no GPU node.
+fn one_cpu(now: f64) -> Snapshot {
+    let mut snap = cluster(now);
+    snap.nodes = vec![node("c1", 1, "")];
+    snap.partitions = vec![PartitionInfo {
+        name: "cpu".into(),
+        nodes: vec![0],
+        schedulable: true,
+    }];
+    snap
 }
 
 /// One GPU (g1) and no CPU node.
@@ -516,13 +522,7 @@ fn run_times_learned_while_no_plan_runs_reach_the_next_plan() {
         partition: "cpu".into(),
         seconds: 42.0,
     }]);
-    let mut snap = cluster(0.0);
-    snap.nodes = vec![node("c1", 1, "")];
-    snap.partitions = vec![PartitionInfo {
-        name: "cpu".into(),
-        nodes: vec![0],
-        schedulable: true,
-    }];
+    let mut snap = one_cpu(0.0);
     let mut learned = job(2, "bob", "");
     learned.partitions = vec!["cpu".into()];
     snap.pending = vec![learned];

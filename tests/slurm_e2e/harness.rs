@@ -176,6 +176,26 @@ impl Cluster {
     /// Waits until none of `ids` is pending or running.
     /// The job's admin comment. Read from the multi-line form, where it
     /// has a line of its own: it may itself contain `key=value` text.
+    /// The job's `JobState` ("" once Slurm forgot it).
+    pub fn state(&self, id: u32) -> String {
+        self.job(id).get("JobState").cloned().unwrap_or_default()
+    }
+
+    /// Polls until job `id` is in `want`; returns when it got there.
+    pub fn wait_state(&self, id: u32, want: &str, timeout: Duration) -> f64 {
+        let deadline = Instant::now() + timeout;
+        while self.state(id) != want {
+            assert!(
+                Instant::now() < deadline,
+                "job {id} not {want} after {timeout:?}: {:?}\n{}",
+                self.job(id),
+                self.log_tail()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        now()
+    }
+
     pub fn admin_comment(&self, id: u32) -> String {
         let out = run(self
             .cmd("scontrol")

@@ -6,25 +6,6 @@ use super::harness::{harness_time, now, run, Cluster};
 use super::{hint, FAST};
 use std::time::{Duration, Instant};
 
-fn state(c: &Cluster, id: u32) -> String {
-    c.job(id).get("JobState").cloned().unwrap_or_default()
-}
-
-/// Polls until `id` is in `want`; returns when it got there.
-fn wait_state(c: &Cluster, id: u32, want: &str, timeout: Duration) -> f64 {
-    let deadline = Instant::now() + timeout;
-    while state(c, id) != want {
-        assert!(
-            Instant::now() < deadline,
-            "job {id} not {want} after {timeout:?}: {:?}\n{}",
-            c.job(id),
-            c.log_tail()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    now()
-}
-
 /// The agent's cycle lines logged at or after `since` (harness clock).
 fn cycles_since(c: &Cluster, since: f64) -> Vec<String> {
     c.log()
@@ -56,7 +37,7 @@ fn v_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
         })
         .collect();
     for &h in &holders {
-        wait_state(&c, h, "RUNNING", Duration::from_secs(30));
+        c.wait_state(h, "RUNNING", Duration::from_secs(30));
     }
     let submitted = now();
     let waiting = c.submit(&["-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)], 1.0, 1.0);
@@ -64,7 +45,7 @@ fn v_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
     // The submission wakes the agent for about a second of 100 ms ticks;
     // the plan that placed the holders ran less than 10 s ago.
     std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(state(&c, waiting), "PENDING");
+    assert_eq!(c.state(waiting), "PENDING");
     let early = cycles_since(&c, submitted);
     let skipped = early.iter().filter(|l| l.contains(SKIPPED)).count();
     eprintln!(
@@ -95,7 +76,7 @@ fn v_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
         std::thread::sleep(Duration::from_millis(200));
     };
     eprintln!("planned while full: {planned}");
-    assert_eq!(state(&c, waiting), "PENDING");
+    assert_eq!(c.state(waiting), "PENDING");
 
     // A CPU frees: the next cycle plans and starts the waiting job. The
     // holder's ending takes its epilog; 3 s of slack on a loaded machine,
@@ -107,7 +88,7 @@ fn v_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
         .expect("a holder on a CPU node");
     let cancelled = now();
     run(c.cmd("scancel").arg(freed.to_string()));
-    let started = wait_state(&c, waiting, "RUNNING", Duration::from_secs(10));
+    let started = c.wait_state(waiting, "RUNNING", Duration::from_secs(10));
     eprintln!(
         "started {:.2} s after a holder was cancelled",
         started - cancelled

@@ -7,23 +7,6 @@ use super::{hint, FAST};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-fn state(c: &Cluster, id: u32) -> String {
-    c.job(id).get("JobState").cloned().unwrap_or_default()
-}
-
-fn wait_state(c: &Cluster, id: u32, want: &str, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    while state(c, id) != want {
-        assert!(
-            Instant::now() < deadline,
-            "job {id} not {want}: {:?}\n{}",
-            c.job(id),
-            c.log_tail()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// A pending job is as its user submitted it: all its partitions, no GRES
 /// it did not ask for, not held.
 fn assert_as_submitted(job: &HashMap<String, String>, partitions: &str) {
@@ -51,7 +34,7 @@ fn memory_blockers(c: &Cluster, seconds: f64) -> Vec<u32> {
         })
         .collect();
     for &b in &blockers {
-        wait_state(c, b, "RUNNING", Duration::from_secs(20));
+        c.wait_state(b, "RUNNING", Duration::from_secs(20));
     }
     blockers
 }
@@ -71,7 +54,7 @@ fn g_a_refused_start_leaves_the_job_as_submitted() {
         10.0,
     );
     let mut polls = 0;
-    while blockers.iter().any(|&b| state(&c, b) == "RUNNING") {
+    while blockers.iter().any(|&b| c.state(b) == "RUNNING") {
         let j = c.job(job);
         if j["JobState"] == "PENDING" {
             assert_as_submitted(&j, "cpu,gpu");
@@ -99,7 +82,7 @@ fn g_licenses_are_checked_before_the_plan() {
         5.0,
         5.0,
     );
-    wait_state(&c, holder, "RUNNING", Duration::from_secs(20));
+    c.wait_state(holder, "RUNNING", Duration::from_secs(20));
     let job = c.submit(
         &[
             "-p",
@@ -113,9 +96,9 @@ fn g_licenses_are_checked_before_the_plan() {
         10.0,
     );
     std::thread::sleep(Duration::from_millis(500));
-    while state(&c, holder) == "RUNNING" {
+    while c.state(holder) == "RUNNING" {
         let j = c.job(job);
-        if j["JobState"] == "PENDING" && state(&c, holder) == "RUNNING" {
+        if j["JobState"] == "PENDING" && c.state(holder) == "RUNNING" {
             assert_as_submitted(&j, "cpu,gpu");
             assert_eq!(j["Reason"], "Licenses", "{j:?}");
         }
@@ -240,9 +223,9 @@ fn multi_node_delay(c: &Cluster) -> f64 {
         8.0,
         8.0,
     );
-    wait_state(c, blocker, "RUNNING", Duration::from_secs(20));
+    c.wait_state(blocker, "RUNNING", Duration::from_secs(20));
     let first = c.submit(&["-p", "cpu", "-c", "4", "--comment", &cpu4(4.0)], 4.0, 4.0);
-    wait_state(c, first, "RUNNING", Duration::from_secs(20));
+    c.wait_state(first, "RUNNING", Duration::from_secs(20));
     let submitted = now();
     let wide = c.submit(&["-p", "cpu", "-N", "2", "-c", "4", "-t", "1"], 2.0, 2.0);
     let mut all = vec![blocker, first, wide];
@@ -300,7 +283,7 @@ fn l_switching_back_to_backfill_leaves_jobs_as_submitted() {
         })
         .collect();
     for &f in &fillers {
-        wait_state(&c, f, "RUNNING", Duration::from_secs(20));
+        c.wait_state(f, "RUNNING", Duration::from_secs(20));
     }
     ids.extend(&fillers);
     // These wait: fairmatch tries them on a GPU, and Slurm refuses.
@@ -732,7 +715,7 @@ fn g_blocked_jobs_at_the_front_do_not_close_the_check_window() {
         12.0,
         12.0,
     );
-    wait_state(&c, holder, "RUNNING", Duration::from_secs(20));
+    c.wait_state(holder, "RUNNING", Duration::from_secs(20));
     let blocked: Vec<u32> = (0..10)
         .map(|_| {
             c.submit(
@@ -743,12 +726,8 @@ fn g_blocked_jobs_at_the_front_do_not_close_the_check_window() {
         })
         .collect();
     let free = c.submit(&["-p", "cpu,gpu", "--comment", &hint(3.0, 6.0)], 3.0, 6.0);
-    wait_state(&c, free, "RUNNING", Duration::from_secs(8));
-    assert_eq!(
-        state(&c, holder),
-        "RUNNING",
-        "the license holder ended first"
-    );
+    c.wait_state(free, "RUNNING", Duration::from_secs(8));
+    assert_eq!(c.state(holder), "RUNNING", "the license holder ended first");
     for &id in &blocked[..5] {
         let j = c.job(id);
         assert_eq!(j["JobState"], "PENDING", "{j:?}");
