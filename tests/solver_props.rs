@@ -4,7 +4,7 @@
 //! flavors, busy machines and preferred machines with bonuses.
 
 use fairmatch::solver::{
-    brute, exchange, fast, munkres_ref, one_flavor, Instance, Machine, Solution,
+    brute, classes, exchange, fast, munkres_ref, one_flavor, Instance, Machine, Solution,
 };
 use proptest::prelude::*;
 
@@ -152,6 +152,49 @@ proptest! {
         let m = munkres_ref::solve(&inst).unwrap();
         assert_well_formed(&inst, &e);
         assert_same_objective(&e, &m);
+    }
+}
+
+/// [`instance`] without preferred machines: what the class solver takes.
+fn unpreferring_instance(max_jobs: usize, max_machines: usize) -> impl Strategy<Value = Instance> {
+    instance(max_jobs, max_machines).prop_map(|mut inst| {
+        inst.preferred.clear();
+        inst
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    #[test]
+    fn classes_match_brute_force(inst in unpreferring_instance(7, 4)) {
+        let c = classes::solve(&inst).unwrap();
+        let b = brute::solve(&inst).unwrap();
+        assert_well_formed(&inst, &c);
+        assert_same_objective(&c, &b);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn classes_match_munkres(inst in unpreferring_instance(60, 10)) {
+        let c = classes::solve(&inst).unwrap();
+        let m = munkres_ref::solve(&inst).unwrap();
+        assert_well_formed(&inst, &c);
+        assert_same_objective(&c, &m);
+    }
+}
+
+// Mostly identical machines (a flavor's classes then hold several jobs
+// each) and many equal times.
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn classes_match_munkres_on_mostly_identical_machines(inst in grouped_instance(60, 10)) {
+        let c = classes::solve(&inst).unwrap();
+        let m = munkres_ref::solve(&inst).unwrap();
+        assert_well_formed(&inst, &c);
+        assert_same_objective(&c, &m);
     }
 }
 

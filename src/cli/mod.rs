@@ -416,6 +416,9 @@ enum SolverArg {
     Fast,
     /// Our exact solver for deep queues: shortest paths over machines.
     Exchange,
+    /// Our exact solver over position classes (all machines of a flavor at
+    /// one position are one node); `fast` when a job prefers a machine.
+    Classes,
     /// The generic Hungarian method on the dense matrix (slow; reference).
     Munkres,
 }
@@ -425,6 +428,7 @@ impl From<SolverArg> for fairmatch::solver::SolverKind {
         match s {
             SolverArg::Fast => Self::Fast,
             SolverArg::Exchange => Self::Exchange,
+            SolverArg::Classes => Self::Classes,
             SolverArg::Munkres => Self::Munkres,
         }
     }

@@ -11,6 +11,7 @@
 //! instances for tests.
 
 pub mod brute;
+pub mod classes;
 pub mod exchange;
 pub mod fast;
 #[cfg(feature = "cli")]
@@ -190,6 +191,10 @@ pub enum SolverKind {
     /// Shortest paths over machines instead of slots ([`exchange`]): its
     /// cost grows with the jobs, not with jobs x positions.
     Exchange,
+    /// Shortest paths over position classes ([`classes`]): all machines of
+    /// a flavor at one position are one node. Without preferences only;
+    /// with them it runs [`fast`].
+    Classes,
     /// The generic Hungarian method of the `munkres` crate on the dense
     /// matrix, as AlloX and Gavel do it. Kept for comparison.
     #[cfg(feature = "cli")]
@@ -201,6 +206,7 @@ impl SolverKind {
         match self {
             SolverKind::Fast => "fast",
             SolverKind::Exchange => "exchange",
+            SolverKind::Classes => "classes",
             #[cfg(feature = "cli")]
             SolverKind::Munkres => "munkres",
         }
@@ -221,6 +227,8 @@ pub fn solve(instance: &Instance, kind: SolverKind) -> Result<Solution, SolveErr
     match kind {
         SolverKind::Fast => fast::solve(instance),
         SolverKind::Exchange => exchange::solve(instance),
+        SolverKind::Classes if classes::applies(instance) => classes::solve(instance),
+        SolverKind::Classes => fast::solve(instance),
         #[cfg(feature = "cli")]
         SolverKind::Munkres => munkres_ref::solve(instance),
     }

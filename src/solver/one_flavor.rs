@@ -36,29 +36,8 @@ pub fn solve(instance: &Instance) -> Result<Solution, SolveError> {
     instance.validate()?;
     let flavor = applies(instance).ok_or(SolveError::Shape)?;
     let n = instance.jobs();
-    // `validate` guarantees every job may use the one flavor with machines.
-    let time = |j: usize| instance.time(j, flavor).unwrap_or(0.0);
-    let mut order: Vec<usize> = (0..n).collect();
-    // Equal times in job order, so the result does not depend on the sort.
-    order.sort_by(|&a, &b| time(a).total_cmp(&time(b)).then(a.cmp(&b)));
-
-    // Min-heap of (when the machine frees, machine): ties to the lower index.
-    let mut frees: BinaryHeap<Reverse<(Key, usize)>> = instance
-        .machines
-        .iter()
-        .enumerate()
-        .map(|(m, machine)| Reverse((Key(machine.free_in), m)))
-        .collect();
-    let mut runs_on = vec![0usize; n];
-    let mut queued = vec![0usize; instance.machines.len()];
-    for &j in &order {
-        let Reverse((Key(free), m)) = frees.pop().expect("validated instances have a machine");
-        runs_on[j] = m;
-        queued[m] += 1;
-        frees.push(Reverse((Key(free + time(j)), m)));
-    }
-    // A machine's jobs run in `order`; position 1 is its last.
-    let mut left = queued;
+    let machines: Vec<usize> = (0..instance.machines.len()).collect();
+    let jobs: Vec<usize> = (0..n).collect();
     let mut slots = vec![
         Slot {
             machine: 0,
@@ -66,16 +45,43 @@ pub fn solve(instance: &Instance) -> Result<Solution, SolveError> {
         };
         n
     ];
-    for &j in &order {
-        let m = runs_on[j];
-        slots[j] = Slot {
-            machine: m,
-            position: left[m],
-        };
-        left[m] -= 1;
-    }
+    schedule(instance, flavor, &machines, &jobs, &mut slots);
     let objective = instance.objective(&slots);
     Ok(Solution { slots, objective })
+}
+
+/// List scheduling of `jobs` (which may all use `flavor`) onto `machines`
+/// (all of `flavor`): shortest first, each onto the machine that frees
+/// first. Writes each job's slot; optimal for that set of jobs.
+pub fn schedule(
+    instance: &Instance,
+    flavor: usize,
+    machines: &[usize],
+    jobs: &[usize],
+    slots: &mut [Slot],
+) {
+    let time = |j: usize| instance.time(j, flavor).unwrap_or(0.0);
+    let mut order = jobs.to_vec();
+    // Equal times in job order, so the result does not depend on the sort.
+    order.sort_by(|&a, &b| time(a).total_cmp(&time(b)).then(a.cmp(&b)));
+    // Min-heap of (when the machine frees, machine): ties to the lower index.
+    let mut frees: BinaryHeap<Reverse<(Key, usize)>> = machines
+        .iter()
+        .map(|&m| Reverse((Key(instance.machines[m].free_in), m)))
+        .collect();
+    let mut queued = vec![0usize; instance.machines.len()];
+    for &j in &order {
+        let Reverse((Key(free), m)) = frees.pop().expect("a flavor with jobs has a machine");
+        slots[j].machine = m;
+        queued[m] += 1;
+        frees.push(Reverse((Key(free + time(j)), m)));
+    }
+    // A machine's jobs run in `order`; position 1 is its last.
+    for &j in &order {
+        let m = slots[j].machine;
+        slots[j].position = queued[m];
+        queued[m] -= 1;
+    }
 }
 
 #[cfg(test)]

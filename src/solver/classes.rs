@@ -1,0 +1,472 @@
+//! Exact AlloX matching by shortest paths over *position classes*: every
+//! machine of one flavor at one position `k` forms one class.
+//!
+//! A slot `(m, k)` costs `a_m + k * p_{j,f}`. The `a_m` part does not depend
+//! on the job, so all slots of flavor `f` at position `k` are alike but for
+//! a constant: class `(f, k)` is one node with `M_f` units of capacity, and
+//! its `i`-th job pays the `i`-th smallest free time of the flavor (an arc
+//! to the sink per machine, cheapest first). This is the slot matching, and
+//! busy machines with distinct free times join their flavor's classes.
+//!
+//! Successive shortest paths then run over classes, not slots or jobs. A
+//! job's potential is implied by its class (matched arcs are tight), so
+//! only classes carry potentials. Three facts keep the arcs few; each drops
+//! only arcs that another path at most as costly replaces, so distances are
+//! those of the full graph:
+//! - **Sorted classes.** An optimum keeps each flavor's jobs longest first
+//!   (rearrangement), so a flavor is its jobs in one fixed order (time
+//!   descending, then job index) cut into consecutive classes by counts.
+//! - **Adjacent moves.** Within a flavor, moving a job from class `k` to
+//!   `k'` is never cheaper than the chain of moves between neighbours: the
+//!   shortest job of each class one step up, or the longest one step down.
+//! - **Sorted entry.** A job entering a flavor enters only the class (or
+//!   the two classes) where its time falls in that order. Entering lower
+//!   costs at least entering there and pushing a longer job down; entering
+//!   higher, at least entering there and pushing a shorter one up.
+//!
+//! Counts only grow (the last class of a path takes the new unit), so a
+//! flavor's classes `0..open` are non-empty and the next one, `open`, is the
+//! only empty class a path may reach. The empty classes beyond it keep the
+//! potential that makes their sink arc tight, which keeps every arc of the
+//! full graph dual-feasible when a flavor opens its next class.
+//!
+//! When every job is placed, each flavor's jobs are scheduled onto its
+//! machines by list scheduling ([`super::one_flavor`]), which is optimal for
+//! a fixed set of jobs and so costs what the classes cost.
+//!
+//! Preferences (a bonus on one machine) break the likeness of a flavor's
+//! machines, so such instances go to the slot solver ([`super::fast`]).
+//! Sums are exact for integer inputs below 2^53, as in the other solvers.
+
+use super::{one_flavor, Instance, Slot, Solution, SolveError};
+use crate::ordered::TotalF64 as Key;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+const NONE: u32 = u32::MAX;
+
+/// Whether this solver takes the instance: no job prefers a machine.
+pub fn applies(instance: &Instance) -> bool {
+    instance.preferred.iter().all(|p| p.is_none())
+}
+
+/// Solves an instance [`applies`] accepts; others are refused with
+/// [`SolveError::Shape`].
+pub fn solve(instance: &Instance) -> Result<Solution, SolveError> {
+    solve_counting(instance).map(|(s, _)| s)
+}
+
+/// What a solve did, for benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Classes settled by the searches, over all augmentations.
+    pub settled: u64,
+    /// Cross-flavor arcs relaxed.
+    pub relaxed: u64,
+}
+
+/// [`solve`], also saying how much searching it took.
+pub fn solve_counting(instance: &Instance) -> Result<(Solution, Work), SolveError> {
+    instance.validate()?;
+    if !applies(instance) {
+        return Err(SolveError::Shape);
+    }
+    let mut flow = Flow::new(instance);
+    let n = instance.jobs();
+    let fastest: Vec<f64> = (0..n)
+        .map(|j| {
+            (0..instance.flavors)
+                .filter(|&f| flow.flavor_of[f] != NONE)
+                .filter_map(|f| instance.time(j, f))
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect();
+    // Longest first: each new job tends to enter near the fronts, so its
+    // search stays among the last classes.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| fastest[b].total_cmp(&fastest[a]).then(a.cmp(&b)));
+    for &j in &order {
+        flow.augment(j);
+    }
+    let mut slots = vec![
+        Slot {
+            machine: 0,
+            position: 0
+        };
+        n
+    ];
+    for (f, flavor) in flow.flavors.iter().enumerate() {
+        let jobs: Vec<usize> = flavor.members().map(|i| flavor.order[i] as usize).collect();
+        one_flavor::schedule(
+            instance,
+            flow.flavor_ids[f],
+            &flavor.machines,
+            &jobs,
+            &mut slots,
+        );
+    }
+    let objective = instance.objective(&slots);
+    if std::env::var_os("FM_WORK").is_some() {
+        eprintln!("work {:?}", flow.work);
+    }
+    Ok((Solution { slots, objective }, flow.work))
+}
+
+/// Counts over `0..n`, with prefix sums and selection in `O(log n)`.
+struct Fenwick {
+    tree: Vec<u32>,
+    top: usize,
+}
+
+impl Fenwick {
+    fn new(n: usize) -> Self {
+        Fenwick {
+            tree: vec![0; n + 1],
+            top: if n == 0 {
+                0
+            } else {
+                1 << (usize::BITS - 1 - n.leading_zeros())
+            },
+        }
+    }
+
+    fn add(&mut self, i: usize, delta: i32) {
+        let mut i = i + 1;
+        while i < self.tree.len() {
+            self.tree[i] = self.tree[i].wrapping_add_signed(delta);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// The sum over `0..i`.
+    fn prefix(&self, mut i: usize) -> usize {
+        let mut s = 0;
+        while i > 0 {
+            s += self.tree[i] as usize;
+            i &= i - 1;
+        }
+        s
+    }
+
+    /// The index holding the `r`-th unit (0-based): the least `i` with
+    /// `prefix(i + 1) > r`.
+    fn select(&self, mut r: usize) -> usize {
+        let mut i = 0;
+        let mut step = self.top;
+        while step > 0 {
+            let next = i + step;
+            if next < self.tree.len() && (self.tree[next] as usize) <= r {
+                i = next;
+                r -= self.tree[next] as usize;
+            }
+            step >>= 1;
+        }
+        i
+    }
+}
+
+/// One flavor: its jobs in the fixed order, which of them it holds, and how
+/// many of those each class holds.
+struct Flavor {
+    machines: Vec<usize>,
+    /// Free times of its machines, ascending: the `i`-th unit of a class
+    /// costs `ready[i]`.
+    ready: Vec<f64>,
+    /// The jobs that may use the flavor, longest first (ties by index).
+    order: Vec<u32>,
+    held: Fenwick,
+    held_bits: Vec<u64>,
+    size: usize,
+    count: Vec<u32>,
+    classes: Fenwick,
+    /// Classes `0..open` are non-empty.
+    open: usize,
+    /// The global node of class 0.
+    node0: usize,
+}
+
+impl Flavor {
+    fn hold(&mut self, i: usize, yes: bool) {
+        self.held.add(i, if yes { 1 } else { -1 });
+        self.held_bits[i / 64] ^= 1 << (i % 64);
+        self.size = if yes { self.size + 1 } else { self.size - 1 };
+    }
+
+    /// Order positions of the held jobs, in order.
+    fn members(&self) -> impl Iterator<Item = usize> + '_ {
+        self.held_from(0).take(self.size)
+    }
+
+    /// Held order positions from `i` on.
+    fn held_from(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        let mut word = i / 64;
+        let mut bits = self
+            .held_bits
+            .get(word)
+            .map_or(0, |w| w & (!0u64 << (i % 64)));
+        std::iter::from_fn(move || {
+            while bits == 0 {
+                word += 1;
+                bits = *self.held_bits.get(word)?;
+            }
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            Some(word * 64 + b)
+        })
+    }
+
+    /// The first rank of class `k`.
+    fn start(&self, k: usize) -> usize {
+        self.classes.prefix(k)
+    }
+
+    /// The classes a job at order position `at` (not held) may enter.
+    fn entry(&self, at: usize) -> (usize, usize) {
+        let r = self.held.prefix(at);
+        let hi = if r < self.size {
+            self.classes.select(r)
+        } else {
+            self.open
+        };
+        let lo = if r > 0 { self.classes.select(r - 1) } else { 0 };
+        (lo, hi)
+    }
+}
+
+struct Flow<'a> {
+    instance: &'a Instance,
+    flavors: Vec<Flavor>,
+    /// Instance flavor -> index into `flavors`, `NONE` without machines.
+    flavor_of: Vec<u32>,
+    flavor_ids: Vec<usize>,
+    /// Per job and flavor index: its order position there, or `NONE`.
+    at: Vec<u32>,
+    node_flavor: Vec<u32>,
+    /// Class potentials; the sink's is 0 throughout.
+    pot: Vec<f64>,
+    dist: Vec<f64>,
+    /// How the search reached a class: from which class, moving which job
+    /// (`NONE` class: the new job entered here).
+    pred: Vec<(u32, u32)>,
+    settled: Vec<bool>,
+    touched: Vec<usize>,
+    done: Vec<usize>,
+    heap: BinaryHeap<Reverse<(Key, u32)>>,
+    work: Work,
+}
+
+impl<'a> Flow<'a> {
+    fn new(instance: &'a Instance) -> Self {
+        let n = instance.jobs();
+        let mut flavor_of = vec![NONE; instance.flavors];
+        let mut flavor_ids = Vec::new();
+        let mut flavors: Vec<Flavor> = Vec::new();
+        for (m, machine) in instance.machines.iter().enumerate() {
+            if flavor_of[machine.flavor] == NONE {
+                flavor_of[machine.flavor] = flavors.len() as u32;
+                flavor_ids.push(machine.flavor);
+                flavors.push(Flavor {
+                    machines: Vec::new(),
+                    ready: Vec::new(),
+                    order: Vec::new(),
+                    held: Fenwick::new(0),
+                    held_bits: Vec::new(),
+                    size: 0,
+                    count: Vec::new(),
+                    classes: Fenwick::new(0),
+                    open: 0,
+                    node0: 0,
+                });
+            }
+            flavors[flavor_of[machine.flavor] as usize].machines.push(m);
+        }
+        let nf = flavors.len();
+        let mut at = vec![NONE; n * nf];
+        let mut nodes = 0;
+        let mut node_flavor = Vec::new();
+        let mut pot = Vec::new();
+        for (fi, fl) in flavors.iter_mut().enumerate() {
+            let f = flavor_ids[fi];
+            fl.ready = fl
+                .machines
+                .iter()
+                .map(|&m| instance.machines[m].free_in)
+                .collect();
+            fl.ready.sort_by(f64::total_cmp);
+            let time = |j: u32| instance.time(j as usize, f).unwrap_or(0.0);
+            fl.order = (0..n as u32)
+                .filter(|&j| instance.time(j as usize, f).is_some())
+                .collect();
+            fl.order
+                .sort_by(|&a, &b| time(b).total_cmp(&time(a)).then(a.cmp(&b)));
+            for (i, &j) in fl.order.iter().enumerate() {
+                at[j as usize * nf + fi] = i as u32;
+            }
+            let len = fl.order.len();
+            fl.held = Fenwick::new(len);
+            fl.held_bits = vec![0; len.div_ceil(64)];
+            // A class per job at most, and the empty one after them.
+            fl.count = vec![0; len + 1];
+            fl.classes = Fenwick::new(len + 1);
+            fl.node0 = nodes;
+            nodes += len + 1;
+            node_flavor.extend(std::iter::repeat(fi as u32).take(len + 1));
+            // Tight sink arcs on every empty class (module comment).
+            pot.extend(std::iter::repeat(-fl.ready[0]).take(len + 1));
+        }
+        Flow {
+            instance,
+            flavors,
+            flavor_of,
+            flavor_ids,
+            at,
+            node_flavor,
+            pot,
+            dist: vec![f64::INFINITY; nodes],
+            pred: vec![(NONE, NONE); nodes],
+            settled: vec![false; nodes],
+            touched: Vec::new(),
+            done: Vec::new(),
+            heap: BinaryHeap::new(),
+            work: Work::default(),
+        }
+    }
+
+    fn time(&self, job: u32, fi: usize) -> Option<f64> {
+        self.instance.time(job as usize, self.flavor_ids[fi])
+    }
+
+    fn relax(&mut self, node: usize, d: f64, from: u32, job: u32) {
+        if d < self.dist[node] && !self.settled[node] {
+            if self.dist[node] == f64::INFINITY {
+                self.touched.push(node);
+            }
+            self.dist[node] = d;
+            self.pred[node] = (from, job);
+            self.heap.push(Reverse((Key(d), node as u32)));
+        }
+    }
+
+    /// Relaxes `job` entering flavor `fi` from a search distance `base`
+    /// (its cost where it is already subtracted).
+    fn enter(&mut self, fi: usize, job: u32, base: f64, from: u32) {
+        let Some(p) = self.time(job, fi) else {
+            return;
+        };
+        let at = self.at[job as usize * self.flavors.len() + fi] as usize;
+        let (lo, hi) = self.flavors[fi].entry(at);
+        let node0 = self.flavors[fi].node0;
+        for k in lo..=hi {
+            let node = node0 + k;
+            let d = base + (k + 1) as f64 * p - self.pot[node];
+            self.relax(node, d, from, job);
+        }
+    }
+
+    /// One shortest path from `job` to a free unit, applied.
+    fn augment(&mut self, job: usize) {
+        let job = job as u32;
+        for fi in 0..self.flavors.len() {
+            self.enter(fi, job, 0.0, NONE);
+        }
+        let mut best = f64::INFINITY;
+        let mut last = NONE;
+        while let Some(Reverse((Key(d), v))) = self.heap.pop() {
+            let v = v as usize;
+            if d >= best {
+                break;
+            }
+            if self.settled[v] || d > self.dist[v] {
+                continue;
+            }
+            self.settled[v] = true;
+            self.done.push(v);
+            self.work.settled += 1;
+            let fi = self.node_flavor[v] as usize;
+            let fl = &self.flavors[fi];
+            let k = v - fl.node0;
+            let c = fl.count[k] as usize;
+            let pv = self.pot[v];
+            if c < fl.ready.len() {
+                let to_sink = d + fl.ready[c] + pv;
+                if to_sink < best {
+                    best = to_sink;
+                    last = v as u32;
+                }
+            }
+            if c == 0 {
+                continue;
+            }
+            let first = fl.start(k);
+            let longest = fl.order[fl.held.select(first)];
+            let shortest = fl.order[fl.held.select(first + c - 1)];
+            let kth = (k + 1) as f64;
+            let up = d + self.time(shortest, fi).unwrap_or(0.0) + pv - self.pot[v + 1];
+            self.relax(v + 1, up, v as u32, shortest);
+            if k > 0 {
+                let down = d - self.time(longest, fi).unwrap_or(0.0) + pv - self.pot[v - 1];
+                self.relax(v - 1, down, v as u32, longest);
+            }
+            if self.flavors.len() == 1 {
+                continue;
+            }
+            let from = self.flavors[fi].held.select(first);
+            let members: Vec<u32> = {
+                let fl = &self.flavors[fi];
+                fl.held_from(from).take(c).map(|i| fl.order[i]).collect()
+            };
+            for x in members {
+                let leave = kth * self.time(x, fi).unwrap_or(0.0);
+                for f2 in 0..self.flavors.len() {
+                    if f2 != fi {
+                        self.work.relaxed += 1;
+                        self.enter(f2, x, d + pv - leave, v as u32);
+                    }
+                }
+            }
+        }
+        self.heap.clear();
+        debug_assert!(last != NONE, "a validated job always reaches a free unit");
+        for &v in &self.done {
+            self.pot[v] += self.dist[v] - best;
+            self.settled[v] = false;
+        }
+        self.done.clear();
+        // Apply: the last class takes the new unit; jobs that crossed
+        // flavors change sets (moves within a flavor are implied by order).
+        let mut v = last as usize;
+        {
+            let fi = self.node_flavor[v] as usize;
+            let fl = &mut self.flavors[fi];
+            let k = v - fl.node0;
+            fl.count[k] += 1;
+            fl.classes.add(k, 1);
+            if k == fl.open {
+                fl.open += 1;
+            }
+        }
+        loop {
+            let (from, x) = self.pred[v];
+            let fi = self.node_flavor[v] as usize;
+            let nf = self.flavors.len();
+            if from == NONE {
+                let at = self.at[x as usize * nf + fi] as usize;
+                self.flavors[fi].hold(at, true);
+                break;
+            }
+            let from = from as usize;
+            let fj = self.node_flavor[from] as usize;
+            if fj != fi {
+                let out = self.at[x as usize * nf + fj] as usize;
+                self.flavors[fj].hold(out, false);
+                let at = self.at[x as usize * nf + fi] as usize;
+                self.flavors[fi].hold(at, true);
+            }
+            v = from;
+        }
+        for &v in &self.touched {
+            self.dist[v] = f64::INFINITY;
+        }
+        self.touched.clear();
+    }
+}
