@@ -252,6 +252,12 @@ struct Flow<'a> {
     touched: Vec<usize>,
     done: Vec<usize>,
     heap: BinaryHeap<Reverse<(Key, u32)>>,
+    /// The members of the class being settled (kept to save allocations).
+    members: Vec<u32>,
+    /// The cheapest path to a free unit found so far in this search, and
+    /// the class it leaves from: an upper bound on the search's end.
+    best: f64,
+    last: u32,
     work: Work,
 }
 
@@ -328,6 +334,9 @@ impl<'a> Flow<'a> {
             touched: Vec::new(),
             done: Vec::new(),
             heap: BinaryHeap::new(),
+            members: Vec::new(),
+            best: f64::INFINITY,
+            last: NONE,
             work: Work::default(),
         }
     }
@@ -336,14 +345,27 @@ impl<'a> Flow<'a> {
         self.instance.time(job as usize, self.flavor_ids[fi])
     }
 
+    /// Offers class `node` the distance `d`. A distance at or past the best
+    /// path to a free unit found so far is dropped: the search ends before
+    /// it would settle there, and the potential update caps it anyway.
     fn relax(&mut self, node: usize, d: f64, from: u32, job: u32) {
-        if d < self.dist[node] && !self.settled[node] {
+        if d < self.dist[node] && d < self.best && !self.settled[node] {
             if self.dist[node] == f64::INFINITY {
                 self.touched.push(node);
             }
             self.dist[node] = d;
             self.pred[node] = (from, job);
             self.heap.push(Reverse((Key(d), node as u32)));
+            // A free unit here bounds the search at once.
+            let fl = &self.flavors[self.node_flavor[node] as usize];
+            let c = fl.count[node - fl.node0] as usize;
+            if c < fl.ready.len() {
+                let to_sink = d + fl.ready[c] + self.pot[node];
+                if to_sink < self.best {
+                    self.best = to_sink;
+                    self.last = node as u32;
+                }
+            }
         }
     }
 
@@ -366,14 +388,14 @@ impl<'a> Flow<'a> {
     /// One shortest path from `job` to a free unit, applied.
     fn augment(&mut self, job: usize) {
         let job = job as u32;
+        self.best = f64::INFINITY;
+        self.last = NONE;
         for fi in 0..self.flavors.len() {
             self.enter(fi, job, 0.0, NONE);
         }
-        let mut best = f64::INFINITY;
-        let mut last = NONE;
         while let Some(Reverse((Key(d), v))) = self.heap.pop() {
             let v = v as usize;
-            if d >= best {
+            if d >= self.best {
                 break;
             }
             if self.settled[v] || d > self.dist[v] {
@@ -387,13 +409,6 @@ impl<'a> Flow<'a> {
             let k = v - fl.node0;
             let c = fl.count[k] as usize;
             let pv = self.pot[v];
-            if c < fl.ready.len() {
-                let to_sink = d + fl.ready[c] + pv;
-                if to_sink < best {
-                    best = to_sink;
-                    last = v as u32;
-                }
-            }
             if c == 0 {
                 continue;
             }
@@ -410,12 +425,14 @@ impl<'a> Flow<'a> {
             if self.flavors.len() == 1 {
                 continue;
             }
-            let from = self.flavors[fi].held.select(first);
-            let members: Vec<u32> = {
+            let mut members = std::mem::take(&mut self.members);
+            {
                 let fl = &self.flavors[fi];
-                fl.held_from(from).take(c).map(|i| fl.order[i]).collect()
-            };
-            for x in members {
+                let from = fl.held.select(first);
+                members.clear();
+                members.extend(fl.held_from(from).take(c).map(|i| fl.order[i]));
+            }
+            for &x in &members {
                 let leave = kth * self.time(x, fi).unwrap_or(0.0);
                 for f2 in 0..self.flavors.len() {
                     if f2 != fi {
@@ -424,8 +441,10 @@ impl<'a> Flow<'a> {
                     }
                 }
             }
+            self.members = members;
         }
         self.heap.clear();
+        let (best, last) = (self.best, self.last);
         debug_assert!(last != NONE, "a validated job always reaches a free unit");
         for &v in &self.done {
             self.pot[v] += self.dist[v] - best;
