@@ -112,56 +112,62 @@ pub fn solve_counting(instance: &Instance) -> Result<(Solution, Work), SolveErro
     Ok((Solution { slots, objective }, flow.work))
 }
 
-/// Counts over `0..n`, with prefix sums and selection in `O(log n)`.
-struct Fenwick {
-    tree: Vec<u32>,
-    top: usize,
+/// A set of positions `0..n` with rank and select: a bit per position and,
+/// per 64-bit word, how many are set before it. A change costs `O(n / 64)`
+/// (few per augmentation), a rank one popcount, a select a binary search
+/// over the words; searches make many more queries than changes.
+struct RankedSet {
+    bits: Vec<u64>,
+    before: Vec<u32>,
 }
 
-impl Fenwick {
+impl RankedSet {
     fn new(n: usize) -> Self {
-        Fenwick {
-            tree: vec![0; n + 1],
-            top: if n == 0 {
-                0
-            } else {
-                1 << (usize::BITS - 1 - n.leading_zeros())
-            },
+        let words = n.div_ceil(64).max(1);
+        RankedSet {
+            bits: vec![0; words],
+            before: vec![0; words],
         }
     }
 
-    fn add(&mut self, i: usize, delta: i32) {
-        let mut i = i + 1;
-        while i < self.tree.len() {
-            self.tree[i] = self.tree[i].wrapping_add_signed(delta);
-            i += i & i.wrapping_neg();
+    fn flip(&mut self, i: usize, on: bool) {
+        let w = i / 64;
+        self.bits[w] ^= 1 << (i % 64);
+        for b in &mut self.before[w + 1..] {
+            *b = if on { *b + 1 } else { *b - 1 };
         }
     }
 
-    /// The sum over `0..i`.
-    fn prefix(&self, mut i: usize) -> usize {
-        let mut s = 0;
-        while i > 0 {
-            s += self.tree[i] as usize;
-            i &= i - 1;
-        }
-        s
+    /// How many positions below `i` are set.
+    fn rank(&self, i: usize) -> usize {
+        let w = i / 64;
+        let below = self.bits[w] & ((1u64 << (i % 64)) - 1);
+        self.before[w] as usize + below.count_ones() as usize
     }
 
-    /// The index holding the `r`-th unit (0-based): the least `i` with
-    /// `prefix(i + 1) > r`.
-    fn select(&self, mut r: usize) -> usize {
-        let mut i = 0;
-        let mut step = self.top;
-        while step > 0 {
-            let next = i + step;
-            if next < self.tree.len() && (self.tree[next] as usize) <= r {
-                i = next;
-                r -= self.tree[next] as usize;
+    /// The `r`-th set position (0-based); it must exist.
+    fn select(&self, r: usize) -> usize {
+        let w = self.before.partition_point(|&b| b as usize <= r) - 1;
+        let mut bits = self.bits[w];
+        for _ in 0..r - self.before[w] as usize {
+            bits &= bits - 1;
+        }
+        w * 64 + bits.trailing_zeros() as usize
+    }
+
+    /// Set positions from `i` on, in order.
+    fn from(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        let mut word = i / 64;
+        let mut bits = self.bits.get(word).map_or(0, |w| w & (!0u64 << (i % 64)));
+        std::iter::from_fn(move || {
+            while bits == 0 {
+                word += 1;
+                bits = *self.bits.get(word)?;
             }
-            step >>= 1;
-        }
-        i
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            Some(word * 64 + b)
+        })
     }
 }
 
@@ -174,11 +180,14 @@ struct Flavor {
     ready: Vec<f64>,
     /// The jobs that may use the flavor, longest first (ties by index).
     order: Vec<u32>,
-    held: Fenwick,
-    held_bits: Vec<u64>,
+    held: RankedSet,
     size: usize,
     count: Vec<u32>,
-    classes: Fenwick,
+    /// `start[k]`: the first rank of class `k`, for `k <= open`.
+    start: Vec<u32>,
+    /// The class of each rank below the classes' total. Growing class `k`
+    /// rewrites the ranks after it: few, as paths mostly end at the front.
+    class_at: Vec<u32>,
     /// Classes `0..open` are non-empty.
     open: usize,
     /// The global node of class 0.
@@ -187,48 +196,45 @@ struct Flavor {
 
 impl Flavor {
     fn hold(&mut self, i: usize, yes: bool) {
-        self.held.add(i, if yes { 1 } else { -1 });
-        self.held_bits[i / 64] ^= 1 << (i % 64);
+        self.held.flip(i, yes);
         self.size = if yes { self.size + 1 } else { self.size - 1 };
     }
 
     /// Order positions of the held jobs, in order.
     fn members(&self) -> impl Iterator<Item = usize> + '_ {
-        self.held_from(0).take(self.size)
+        self.held.from(0).take(self.size)
     }
 
-    /// Held order positions from `i` on.
-    fn held_from(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
-        let mut word = i / 64;
-        let mut bits = self
-            .held_bits
-            .get(word)
-            .map_or(0, |w| w & (!0u64 << (i % 64)));
-        std::iter::from_fn(move || {
-            while bits == 0 {
-                word += 1;
-                bits = *self.held_bits.get(word)?;
-            }
-            let b = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            Some(word * 64 + b)
-        })
+    /// The class holding rank `r`.
+    fn class_of(&self, r: usize) -> usize {
+        self.class_at[r] as usize
     }
 
-    /// The first rank of class `k`.
-    fn start(&self, k: usize) -> usize {
-        self.classes.prefix(k)
+    /// Class `k` takes one more unit.
+    fn grow(&mut self, k: usize) {
+        self.count[k] += 1;
+        if k == self.open {
+            self.open += 1;
+            self.start[self.open] = self.start[k];
+        }
+        for s in &mut self.start[k + 1..=self.open] {
+            *s += 1;
+        }
+        for c in k..self.open {
+            let (from, to) = (self.start[c] as usize, self.start[c + 1] as usize);
+            self.class_at[from..to].fill(c as u32);
+        }
     }
 
     /// The classes a job at order position `at` (not held) may enter.
     fn entry(&self, at: usize) -> (usize, usize) {
-        let r = self.held.prefix(at);
+        let r = self.held.rank(at);
         let hi = if r < self.size {
-            self.classes.select(r)
+            self.class_of(r)
         } else {
             self.open
         };
-        let lo = if r > 0 { self.classes.select(r - 1) } else { 0 };
+        let lo = if r > 0 { self.class_of(r - 1) } else { 0 };
         (lo, hi)
     }
 }
@@ -275,11 +281,11 @@ impl<'a> Flow<'a> {
                     machines: Vec::new(),
                     ready: Vec::new(),
                     order: Vec::new(),
-                    held: Fenwick::new(0),
-                    held_bits: Vec::new(),
+                    held: RankedSet::new(0),
                     size: 0,
                     count: Vec::new(),
-                    classes: Fenwick::new(0),
+                    start: Vec::new(),
+                    class_at: Vec::new(),
                     open: 0,
                     node0: 0,
                 });
@@ -309,11 +315,11 @@ impl<'a> Flow<'a> {
                 at[j as usize * nf + fi] = i as u32;
             }
             let len = fl.order.len();
-            fl.held = Fenwick::new(len);
-            fl.held_bits = vec![0; len.div_ceil(64)];
+            fl.held = RankedSet::new(len);
             // A class per job at most, and the empty one after them.
             fl.count = vec![0; len + 1];
-            fl.classes = Fenwick::new(len + 1);
+            fl.start = vec![0; len + 2];
+            fl.class_at = vec![0; len];
             fl.node0 = nodes;
             nodes += len + 1;
             node_flavor.extend(std::iter::repeat(fi as u32).take(len + 1));
@@ -412,7 +418,7 @@ impl<'a> Flow<'a> {
             if c == 0 {
                 continue;
             }
-            let first = fl.start(k);
+            let first = fl.start[k] as usize;
             let longest = fl.order[fl.held.select(first)];
             let shortest = fl.order[fl.held.select(first + c - 1)];
             let kth = (k + 1) as f64;
@@ -430,7 +436,7 @@ impl<'a> Flow<'a> {
                 let fl = &self.flavors[fi];
                 let from = fl.held.select(first);
                 members.clear();
-                members.extend(fl.held_from(from).take(c).map(|i| fl.order[i]));
+                members.extend(fl.held.from(from).take(c).map(|i| fl.order[i]));
             }
             for &x in &members {
                 let leave = kth * self.time(x, fi).unwrap_or(0.0);
@@ -458,11 +464,7 @@ impl<'a> Flow<'a> {
             let fi = self.node_flavor[v] as usize;
             let fl = &mut self.flavors[fi];
             let k = v - fl.node0;
-            fl.count[k] += 1;
-            fl.classes.add(k, 1);
-            if k == fl.open {
-                fl.open += 1;
-            }
+            fl.grow(k);
         }
         loop {
             let (from, x) = self.pred[v];
