@@ -419,8 +419,11 @@ impl<'a> Flow<'a> {
                 continue;
             }
             let first = fl.start[k] as usize;
-            let longest = fl.order[fl.held.select(first)];
-            let shortest = fl.order[fl.held.select(first + c - 1)];
+            let mut members = std::mem::take(&mut self.members);
+            members.clear();
+            let from = fl.held.select(first);
+            members.extend(fl.held.from(from).take(c).map(|i| fl.order[i]));
+            let (longest, shortest) = (members[0], members[c - 1]);
             let kth = (k + 1) as f64;
             let up = d + self.time(shortest, fi).unwrap_or(0.0) + pv - self.pot[v + 1];
             self.relax(v + 1, up, v as u32, shortest);
@@ -429,14 +432,8 @@ impl<'a> Flow<'a> {
                 self.relax(v - 1, down, v as u32, longest);
             }
             if self.flavors.len() == 1 {
+                self.members = members;
                 continue;
-            }
-            let mut members = std::mem::take(&mut self.members);
-            {
-                let fl = &self.flavors[fi];
-                let from = fl.held.select(first);
-                members.clear();
-                members.extend(fl.held.from(from).take(c).map(|i| fl.order[i]));
             }
             for &x in &members {
                 let leave = kth * self.time(x, fi).unwrap_or(0.0);
