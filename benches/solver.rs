@@ -3,15 +3,16 @@
 //! the same run: a shortest-first sort of the same jobs (the whole optimum
 //! on one machine, and a floor for any exact method), and the munkres
 //! reference where its dense matrix fits, and the exchange solver on the
-//! deep queues (16 machines or fewer). Before criterion's figures, each
-//! size prints the ratio of the medians of a few quick timings.
+//! deep queues (16 machines or fewer); the class solver runs at every size,
+//! beside `fast`. Before criterion's figures, each size prints the ratio of
+//! the medians of a few quick timings.
 
 mod common;
 
 use common::median_seconds;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fairmatch::solver::random::shortest_first;
-use fairmatch::solver::{exchange, fast, munkres_ref, random};
+use fairmatch::solver::{classes, exchange, fast, munkres_ref, random};
 use std::hint::black_box;
 
 fn solvers(c: &mut Criterion) {
@@ -41,6 +42,17 @@ fn solvers(c: &mut Criterion) {
         );
         group.bench_with_input(BenchmarkId::new("fast", &id), &instance, |b, i| {
             b.iter(|| fast::solve(black_box(i)).unwrap())
+        });
+        let classes_s = median_seconds(5, || {
+            black_box(classes::solve(black_box(&instance)).unwrap());
+        });
+        eprintln!(
+            "{id}: classes {classes_s:.6} s: {:.2}x fast's time, {:.0}x the baseline",
+            classes_s / ours.max(1e-9),
+            classes_s / sort.max(1e-9)
+        );
+        group.bench_with_input(BenchmarkId::new("classes", &id), &instance, |b, i| {
+            b.iter(|| classes::solve(black_box(i)).unwrap())
         });
         // The exchange solver on the deep queues it is for, beside `fast`.
         if machines <= 16 {
