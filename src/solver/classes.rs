@@ -322,9 +322,9 @@ impl<'a> Flow<'a> {
             fl.class_at = vec![0; len];
             fl.node0 = nodes;
             nodes += len + 1;
-            node_flavor.extend(std::iter::repeat(fi as u32).take(len + 1));
+            node_flavor.extend(std::iter::repeat_n(fi as u32, len + 1));
             // Tight sink arcs on every empty class (module comment).
-            pot.extend(std::iter::repeat(-fl.ready[0]).take(len + 1));
+            pot.extend(std::iter::repeat_n(-fl.ready[0], len + 1));
         }
         Flow {
             instance,
