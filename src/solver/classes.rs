@@ -188,6 +188,9 @@ struct Flavor {
     /// The class of each rank below the classes' total. Growing class `k`
     /// rewrites the ranks after it: few, as paths mostly end at the front.
     class_at: Vec<u32>,
+    /// Per non-empty class: its longest and its shortest job.
+    longest: Vec<u32>,
+    shortest: Vec<u32>,
     /// Classes `0..open` are non-empty.
     open: usize,
     /// The global node of class 0.
@@ -208,6 +211,15 @@ impl Flavor {
     /// The class holding rank `r`.
     fn class_of(&self, r: usize) -> usize {
         self.class_at[r] as usize
+    }
+
+    /// Finds class `k`'s longest and shortest jobs again.
+    fn bound(&mut self, k: usize) {
+        let (first, c) = (self.start[k] as usize, self.count[k] as usize);
+        if c > 0 {
+            self.longest[k] = self.order[self.held.select(first)];
+            self.shortest[k] = self.order[self.held.select(first + c - 1)];
+        }
     }
 
     /// Class `k` takes one more unit.
@@ -258,8 +270,17 @@ struct Flow<'a> {
     touched: Vec<usize>,
     done: Vec<usize>,
     heap: BinaryHeap<Reverse<(Key, u32)>>,
-    /// The members of the class being settled (kept to save allocations).
-    members: Vec<u32>,
+    /// Per class node and other flavor: the class's jobs keyed by a lower
+    /// bound on what entering that flavor costs them (module comment), as
+    /// `(bound, job, version)`. Entries of a job that has moved since are
+    /// stale: their version is behind `version[job]`.
+    cross: Vec<BinaryHeap<Reverse<(Key, u32, u32)>>>,
+    /// Per job: bumped each time it changes class.
+    version: Vec<u32>,
+    /// Entries popped while settling a class, to put back.
+    keep: Vec<(Key, u32, u32)>,
+    /// The path of the last search: `(class, job that entered it)`.
+    path: Vec<(usize, u32)>,
     /// The cheapest path to a free unit found so far in this search, and
     /// the class it leaves from: an upper bound on the search's end.
     best: f64,
@@ -286,6 +307,8 @@ impl<'a> Flow<'a> {
                     count: Vec::new(),
                     start: Vec::new(),
                     class_at: Vec::new(),
+                    longest: Vec::new(),
+                    shortest: Vec::new(),
                     open: 0,
                     node0: 0,
                 });
@@ -320,6 +343,8 @@ impl<'a> Flow<'a> {
             fl.count = vec![0; len + 1];
             fl.start = vec![0; len + 2];
             fl.class_at = vec![0; len];
+            fl.longest = vec![NONE; len + 1];
+            fl.shortest = vec![NONE; len + 1];
             fl.node0 = nodes;
             nodes += len + 1;
             node_flavor.extend(std::iter::repeat_n(fi as u32, len + 1));
@@ -340,7 +365,10 @@ impl<'a> Flow<'a> {
             touched: Vec::new(),
             done: Vec::new(),
             heap: BinaryHeap::new(),
-            members: Vec::new(),
+            cross: (0..nodes * nf).map(|_| BinaryHeap::new()).collect(),
+            version: vec![0; n],
+            keep: Vec::new(),
+            path: Vec::new(),
             best: f64::INFINITY,
             last: NONE,
             work: Work::default(),
@@ -391,6 +419,68 @@ impl<'a> Flow<'a> {
         }
     }
 
+    /// What entering flavor `fi` costs `job` at its cheapest entry, in
+    /// reduced terms: `min_k (k + 1) p - pot(k)`. The sorted entry classes
+    /// attain the minimum over all of the flavor's classes (the module
+    /// comment), so this depends only on potentials, which only fall: it
+    /// never decreases while `job` stays where it is.
+    fn entry_value(&self, fi: usize, job: u32) -> Option<f64> {
+        let p = self.time(job, fi)?;
+        let at = self.at[job as usize * self.flavors.len() + fi] as usize;
+        let (lo, hi) = self.flavors[fi].entry(at);
+        let node0 = self.flavors[fi].node0;
+        (lo..=hi)
+            .map(|k| (k + 1) as f64 * p - self.pot[node0 + k])
+            .min_by(f64::total_cmp)
+    }
+
+    /// Relaxes the moves of class `v`'s jobs into flavor `f2` that may end
+    /// below the best path found so far, cheapest bound first.
+    fn relax_cross(&mut self, v: usize, fi: usize, f2: usize, d: f64) {
+        let idx = v * self.flavors.len() + f2;
+        let pv = self.pot[v];
+        let kth = (v - self.flavors[fi].node0 + 1) as f64;
+        while let Some(&Reverse((Key(bound), x, ver))) = self.cross[idx].peek() {
+            if ver != self.version[x as usize] {
+                self.cross[idx].pop();
+                continue;
+            }
+            if d + pv + bound >= self.best {
+                break;
+            }
+            self.cross[idx].pop();
+            let leave = kth * self.time(x, fi).unwrap_or(0.0);
+            let value = self.entry_value(f2, x).unwrap_or(f64::INFINITY) - leave;
+            if value > bound {
+                self.cross[idx].push(Reverse((Key(value), x, ver)));
+                continue;
+            }
+            self.work.relaxed += 1;
+            self.enter(f2, x, d + pv - leave, v as u32);
+            self.keep.push((Key(value), x, ver));
+        }
+        for e in self.keep.drain(..) {
+            self.cross[idx].push(Reverse(e));
+        }
+    }
+
+    /// Files `job`, just moved into class `v`, under each other flavor.
+    fn file(&mut self, v: usize, job: u32) {
+        let nf = self.flavors.len();
+        let fi = self.node_flavor[v] as usize;
+        let kth = (v - self.flavors[fi].node0 + 1) as f64;
+        let leave = kth * self.time(job, fi).unwrap_or(0.0);
+        let ver = self.version[job as usize] + 1;
+        self.version[job as usize] = ver;
+        for f2 in 0..nf {
+            if f2 != fi {
+                if let Some(value) = self.entry_value(f2, job) {
+                    self.cross[v * nf + f2].push(Reverse((Key(value - leave), job, ver)));
+                }
+            }
+        }
+    }
+
     /// One shortest path from `job` to a free unit, applied.
     fn augment(&mut self, job: usize) {
         let job = job as u32;
@@ -418,33 +508,18 @@ impl<'a> Flow<'a> {
             if c == 0 {
                 continue;
             }
-            let first = fl.start[k] as usize;
-            let mut members = std::mem::take(&mut self.members);
-            members.clear();
-            let from = fl.held.select(first);
-            members.extend(fl.held.from(from).take(c).map(|i| fl.order[i]));
-            let (longest, shortest) = (members[0], members[c - 1]);
-            let kth = (k + 1) as f64;
+            let (longest, shortest) = (fl.longest[k], fl.shortest[k]);
             let up = d + self.time(shortest, fi).unwrap_or(0.0) + pv - self.pot[v + 1];
             self.relax(v + 1, up, v as u32, shortest);
             if k > 0 {
                 let down = d - self.time(longest, fi).unwrap_or(0.0) + pv - self.pot[v - 1];
                 self.relax(v - 1, down, v as u32, longest);
             }
-            if self.flavors.len() == 1 {
-                self.members = members;
-                continue;
-            }
-            for &x in &members {
-                let leave = kth * self.time(x, fi).unwrap_or(0.0);
-                for f2 in 0..self.flavors.len() {
-                    if f2 != fi {
-                        self.work.relaxed += 1;
-                        self.enter(f2, x, d + pv - leave, v as u32);
-                    }
+            for f2 in 0..self.flavors.len() {
+                if f2 != fi {
+                    self.relax_cross(v, fi, f2, d);
                 }
             }
-            self.members = members;
         }
         self.heap.clear();
         let (best, last) = (self.best, self.last);
@@ -463,10 +538,13 @@ impl<'a> Flow<'a> {
             let k = v - fl.node0;
             fl.grow(k);
         }
+        let nf = self.flavors.len();
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
         loop {
             let (from, x) = self.pred[v];
             let fi = self.node_flavor[v] as usize;
-            let nf = self.flavors.len();
+            path.push((v, x));
             if from == NONE {
                 let at = self.at[x as usize * nf + fi] as usize;
                 self.flavors[fi].hold(at, true);
@@ -482,6 +560,18 @@ impl<'a> Flow<'a> {
             }
             v = from;
         }
+        // Only the path's classes changed members.
+        for &(v, _) in &path {
+            let fi = self.node_flavor[v] as usize;
+            let k = v - self.flavors[fi].node0;
+            self.flavors[fi].bound(k);
+        }
+        if nf > 1 {
+            for &(v, x) in &path {
+                self.file(v, x);
+            }
+        }
+        self.path = path;
         for &v in &self.touched {
             self.dist[v] = f64::INFINITY;
         }
