@@ -185,6 +185,19 @@ proptest! {
     }
 }
 
+// Deeper queues than munkres can take, against `fast` (itself held to
+// munkres above): many searches per solve, many jobs per class.
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn classes_match_fast_on_deeper_queues(inst in unpreferring_instance(400, 24)) {
+        let c = classes::solve(&inst).unwrap();
+        let f = fast::solve(&inst).unwrap();
+        assert_well_formed(&inst, &c);
+        assert_same_objective(&c, &f);
+    }
+}
+
 // Mostly identical machines (a flavor's classes then hold several jobs
 // each) and many equal times.
 proptest! {

@@ -270,6 +270,12 @@ struct Flow<'a> {
     touched: Vec<usize>,
     done: Vec<usize>,
     heap: BinaryHeap<Reverse<(Key, u32)>>,
+    /// Classes reached at the distance being settled: settled next, past
+    /// the heap. Moves one class up are tight after a search, so a search
+    /// that reaches a flavor walks its classes at one distance.
+    level: Vec<u32>,
+    /// The distance being settled.
+    now: f64,
     /// Per class node and other flavor: the class's jobs keyed by a lower
     /// bound on what entering that flavor costs them (module comment), as
     /// `(bound, job, version)`. Entries of a job that has moved since are
@@ -365,6 +371,8 @@ impl<'a> Flow<'a> {
             touched: Vec::new(),
             done: Vec::new(),
             heap: BinaryHeap::new(),
+            level: Vec::new(),
+            now: f64::NEG_INFINITY,
             cross: (0..nodes * nf).map(|_| BinaryHeap::new()).collect(),
             version: vec![0; n],
             keep: Vec::new(),
@@ -389,7 +397,11 @@ impl<'a> Flow<'a> {
             }
             self.dist[node] = d;
             self.pred[node] = (from, job);
-            self.heap.push(Reverse((Key(d), node as u32)));
+            if d <= self.now {
+                self.level.push(node as u32);
+            } else {
+                self.heap.push(Reverse((Key(d), node as u32)));
+            }
             // A free unit here bounds the search at once.
             let fl = &self.flavors[self.node_flavor[node] as usize];
             let c = fl.count[node - fl.node0] as usize;
@@ -486,17 +498,26 @@ impl<'a> Flow<'a> {
         let job = job as u32;
         self.best = f64::INFINITY;
         self.last = NONE;
+        // The new job's entries have any sign: all go to the heap.
+        self.now = f64::NEG_INFINITY;
         for fi in 0..self.flavors.len() {
             self.enter(fi, job, 0.0, NONE);
         }
-        while let Some(Reverse((Key(d), v))) = self.heap.pop() {
-            let v = v as usize;
+        loop {
+            let (d, v) = if let Some(v) = self.level.pop() {
+                (self.dist[v as usize], v as usize)
+            } else if let Some(Reverse((Key(d), v))) = self.heap.pop() {
+                (d, v as usize)
+            } else {
+                break;
+            };
             if d >= self.best {
                 break;
             }
             if self.settled[v] || d > self.dist[v] {
                 continue;
             }
+            self.now = d;
             self.settled[v] = true;
             self.done.push(v);
             self.work.settled += 1;
@@ -522,6 +543,7 @@ impl<'a> Flow<'a> {
             }
         }
         self.heap.clear();
+        self.level.clear();
         let (best, last) = (self.best, self.last);
         debug_assert!(last != NONE, "a validated job always reaches a free unit");
         for &v in &self.done {
