@@ -315,7 +315,15 @@ enum Step {
 }
 
 fn warm_run(max_steps: usize) -> impl Strategy<Value = (Instance, Vec<Step>)> {
-    instance(8, 5).prop_flat_map(move |inst| {
+    warm_run_on(8, 5, max_steps)
+}
+
+fn warm_run_on(
+    max_jobs: usize,
+    max_machines: usize,
+    max_steps: usize,
+) -> impl Strategy<Value = (Instance, Vec<Step>)> {
+    instance(max_jobs, max_machines).prop_flat_map(move |inst| {
         let f = inst.flavors;
         let m = inst.machines.len();
         let step = prop_oneof![
@@ -368,6 +376,72 @@ proptest! {
             let warm = state.cost();
             let tol = 1e-9 * cold.objective.abs().max(1.0);
             prop_assert!((warm - cold.objective).abs() <= tol, "warm {} != cold {}", warm, cold.objective);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+    /// The class solver's warm state after any run of arrivals, starts and
+    /// clock moves costs exactly what a cold solve of the same jobs on the
+    /// same machines costs.
+    #[test]
+    fn classes_warm_equals_cold((inst, steps) in warm_run(40)) {
+        let mut inst = inst;
+        inst.preferred.clear();
+        let mut state = classes::Classes::cold(&inst).unwrap();
+        for step in steps {
+            match step {
+                Step::Arrive(mut times, _) => {
+                    if !inst.machines.iter().any(|m| times[m.flavor].is_some()) {
+                        times[inst.machines[0].flavor] = Some(7.0);
+                    }
+                    state.add_job(&times).unwrap();
+                }
+                Step::Start(_) => {
+                    state.start_next();
+                }
+                Step::Advance(dt) => state.advance(dt.min(state.room())),
+            }
+            let (remaining, _) = state.remaining();
+            let cold = munkres_ref::solve(&remaining).unwrap();
+            let warm = state.cost();
+            let tol = 1e-9 * cold.objective.abs().max(1.0);
+            prop_assert!((warm - cold.objective).abs() <= tol, "warm {} != cold {}", warm, cold.objective);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+    /// Longer warm runs on deeper queues, against `fast` every 10 steps:
+    /// starts here free units whose arcs to the sink cost less than their
+    /// potentials say, which the searches must allow for.
+    #[test]
+    fn classes_warm_equals_cold_on_deeper_runs((inst, steps) in warm_run_on(150, 12, 300)) {
+        let mut inst = inst;
+        inst.preferred.clear();
+        let mut state = classes::Classes::cold(&inst).unwrap();
+        for (i, step) in steps.into_iter().enumerate() {
+            match step {
+                Step::Arrive(mut times, _) => {
+                    if !inst.machines.iter().any(|m| times[m.flavor].is_some()) {
+                        times[inst.machines[0].flavor] = Some(7.0);
+                    }
+                    state.add_job(&times).unwrap();
+                }
+                Step::Start(_) => {
+                    state.start_next();
+                }
+                Step::Advance(dt) => state.advance(dt.min(state.room())),
+            }
+            if i % 10 == 9 {
+                let (remaining, _) = state.remaining();
+                let cold = fast::solve(&remaining).unwrap();
+                let warm = state.cost();
+                let tol = 1e-9 * cold.objective.abs().max(1.0);
+                prop_assert!((warm - cold.objective).abs() <= tol, "step {}: warm {} != cold {}", i, warm, cold.objective);
+            }
         }
     }
 }

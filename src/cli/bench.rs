@@ -1,6 +1,7 @@
 //! `fairmatch bench solver`: one seeded instance, one solve, measured.
 
 use super::{BenchSolverArgs, CliError};
+use fairmatch::solver::classes::Classes;
 use fairmatch::solver::exchange::{self, Exchange};
 use fairmatch::solver::random::shortest_first;
 use fairmatch::solver::{self, random, SolverKind};
@@ -105,7 +106,9 @@ struct IncrementalReport {
     jobs: usize,
     machines: usize,
     flavors: usize,
-    /// The baseline: one cold exchange solve of the starting instance.
+    /// The solver whose state is kept: "exchange" or "classes".
+    solver: &'static str,
+    /// The baseline: one cold solve of the starting instance by that solver.
     cold_seconds: f64,
     arrivals: usize,
     arrival_median_seconds: f64,
@@ -121,13 +124,49 @@ struct IncrementalReport {
     peak_rss_mb: Option<f64>,
 }
 
-/// `bench solver --incremental`: warm re-solves after one event each.
+/// A solver state kept between events.
+enum Warm {
+    Exchange(Exchange),
+    Classes(Classes),
+}
+
+impl Warm {
+    fn cold(instance: &fairmatch::solver::Instance, classes: bool) -> Result<Self, CliError> {
+        if classes {
+            Classes::cold(instance)
+                .map(Warm::Classes)
+                .map_err(|e| CliError::Run(e.to_string()))
+        } else {
+            Exchange::cold(instance).map(Warm::Exchange).map_err(inexact)
+        }
+    }
+
+    fn cost(&self) -> f64 {
+        match self {
+            Warm::Exchange(s) => s.cost(),
+            Warm::Classes(s) => s.cost(),
+        }
+    }
+
+    fn remaining(&self) -> fairmatch::solver::Instance {
+        match self {
+            Warm::Exchange(s) => s.remaining().0,
+            Warm::Classes(s) => s.remaining().0,
+        }
+    }
+}
+
+fn inexact(e: exchange::Inexact) -> CliError {
+    CliError::Run(format!(
+        "{e:?}: the exchange search could not certify a step"
+    ))
+}
+
+/// `bench solver --incremental`: warm re-solves after one event each, with
+/// the exchange solver's state or, with `--solver classes`, the class
+/// solver's.
 fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
-    let run = |e: exchange::Inexact| {
-        CliError::Run(format!(
-            "{e:?}: the exchange search could not certify a step"
-        ))
-    };
+    let classes = args.solver == super::SolverArg::Classes;
     let instance = random::instance(args.jobs, args.machines, args.flavors, args.seed);
     instance
         .validate()
@@ -135,7 +174,7 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
     // Arrivals come from a second instance of the same shape.
     let arrivals = random::instance(args.events, args.machines, args.flavors, args.seed + 1);
     let started = Instant::now();
-    let mut state = Exchange::cold(&instance).map_err(run)?;
+    let mut state = Warm::cold(&instance, classes)?;
     let cold_seconds = started.elapsed().as_secs_f64();
     let (mut arrive, mut complete) = (Vec::new(), Vec::new());
     for e in 0..args.events {
@@ -143,25 +182,42 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
             let f = args.flavors;
             let times = &arrivals.times[e * f..(e + 1) * f];
             let started = Instant::now();
-            state.add_job(times, None).map_err(run)?;
+            match &mut state {
+                Warm::Exchange(s) => {
+                    s.add_job(times, None).map_err(inexact)?;
+                }
+                Warm::Classes(s) => {
+                    s.add_job(times).map_err(|e| CliError::Run(e.to_string()))?;
+                }
+            }
             arrive.push(started.elapsed().as_secs_f64());
         } else {
-            // The next completion: the busy-soonest machine with a queue.
-            let queues = state.queues();
-            let Some(m) = (0..queues.len())
-                .filter(|&m| !queues[m].is_empty())
-                .min_by(|&a, &b| state.free_in(a).total_cmp(&state.free_in(b)))
-            else {
-                continue;
-            };
-            let started = Instant::now();
-            state.advance(state.free_in(m));
-            state.start_front(m);
-            complete.push(started.elapsed().as_secs_f64());
+            match &mut state {
+                Warm::Exchange(s) => {
+                    // The next completion: the busy-soonest machine with a queue.
+                    let queues = s.queues();
+                    let Some(m) = (0..queues.len())
+                        .filter(|&m| !queues[m].is_empty())
+                        .min_by(|&a, &b| s.free_in(a).total_cmp(&s.free_in(b)))
+                    else {
+                        continue;
+                    };
+                    let started = Instant::now();
+                    s.advance(s.free_in(m));
+                    s.start_front(m);
+                    complete.push(started.elapsed().as_secs_f64());
+                }
+                Warm::Classes(s) => {
+                    let started = Instant::now();
+                    if s.start_next().is_some() {
+                        complete.push(started.elapsed().as_secs_f64());
+                    }
+                }
+            }
         }
     }
-    let (remaining, _) = state.remaining();
-    let cold_cost = Exchange::cold(&remaining).map_err(run)?.cost();
+    let remaining = state.remaining();
+    let cold_cost = Warm::cold(&remaining, classes)?.cost();
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v.get(v.len() / 2).copied().unwrap_or(0.0)
@@ -172,6 +228,7 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
         jobs: args.jobs,
         machines: args.machines,
         flavors: args.flavors,
+        solver: if classes { "classes" } else { "exchange" },
         cold_seconds,
         arrivals: arrive.len(),
         arrival_max_seconds: max(&arrive),
@@ -195,12 +252,13 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
         print_json(&report)?;
     } else {
         println!(
-            "{} jobs x {} machines x {} flavors, warm: arrival median {:.6} s / max {:.6} s ({} arrivals), \
+            "{} jobs x {} machines x {} flavors, {} warm: arrival median {:.6} s / max {:.6} s ({} arrivals), \
              completion median {:.6} s / max {:.6} s ({}); cold solve {:.3} s ({:.0}x the median arrival); \
              warm cost {} = cold cost {}",
             report.jobs,
             report.machines,
             report.flavors,
+            report.solver,
             report.arrival_median_seconds,
             report.arrival_max_seconds,
             report.arrivals,

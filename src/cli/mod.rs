@@ -294,10 +294,11 @@ pub struct BenchSolverArgs {
     #[arg(long)]
     json: bool,
     /// Measure warm re-solves instead: solve the instance cold with the
-    /// exchange solver, then replay `--events` events on the kept state
-    /// (alternately an arrival and a completion that starts the next
-    /// machine's first job), time each, and check the final warm state
-    /// against a cold solve of the same jobs.
+    /// exchange solver (or, with `--solver classes`, the class solver),
+    /// then replay `--events` events on the kept state (alternately an
+    /// arrival and a completion that starts the next machine's first job),
+    /// time each, and check the final warm state against a cold solve of
+    /// the same jobs.
     #[arg(long)]
     incremental: bool,
     /// Events replayed by `--incremental`.
@@ -411,7 +412,7 @@ impl PolicyArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum SolverArg {
+pub(crate) enum SolverArg {
     /// Our exact solver: lazy slots, searched by flavor and position.
     Fast,
     /// Our exact solver for deep queues: shortest paths over machines.

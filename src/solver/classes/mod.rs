@@ -1,0 +1,431 @@
+//! Exact AlloX matching by shortest paths over *position classes*: every
+//! machine of one flavor at one position `k` forms one class.
+//!
+//! A slot `(m, k)` costs `a_m + k * p_{j,f}`. The `a_m` part does not depend
+//! on the job, so all slots of flavor `f` at position `k` are alike but for
+//! a constant: class `(f, k)` is one node with `M_f` units of capacity, and
+//! its `i`-th job pays the `i`-th smallest free time of the flavor (an arc
+//! to the sink per machine, cheapest first). This is the slot matching, and
+//! busy machines with distinct free times join their flavor's classes.
+//!
+//! Successive shortest paths then run over classes, not slots or jobs. A
+//! job's potential is implied by its class (matched arcs are tight), so
+//! only classes carry potentials. Three facts keep the arcs few; each drops
+//! only arcs that another path at most as costly replaces, so distances are
+//! those of the full graph:
+//! - **Sorted classes.** An optimum keeps each flavor's jobs longest first
+//!   (rearrangement), so a flavor is its jobs in one fixed order (time
+//!   descending, then job index) cut into consecutive classes by counts.
+//! - **Adjacent moves.** Within a flavor, moving a job from class `k` to
+//!   `k'` is never cheaper than the chain of moves between neighbours: the
+//!   shortest job of each class one step up, or the longest one step down.
+//! - **Sorted entry.** A job entering a flavor enters only the class (or
+//!   the two classes) where its time falls in that order. Entering lower
+//!   costs at least entering there and pushing a longer job down; entering
+//!   higher, at least entering there and pushing a shorter one up.
+//!
+//! Two facts keep the searches short:
+//! - **Bounded moves between flavors.** The moves in and out of a class
+//!   are tight or cost at least 0, so within a flavor `(k + 1) p - pot(k)`
+//!   is convex in `k` and its minimum over all classes lies at the sorted
+//!   entry. So what entering a flavor costs a job depends only on that
+//!   flavor's potentials, which only fall: it never decreases while the job
+//!   stays in its class. Each class keeps its jobs in a heap keyed by that
+//!   cost when last seen, a lower bound, and settling the class relaxes
+//!   only the moves whose bound can still end below the best path found.
+//! - **Ties settle in depth.** The moves one class up are tight after a
+//!   search, so a search that reaches a flavor finds its classes at one
+//!   distance. Those are settled next, past the heap, last reached first:
+//!   the walk reaches the front and its free unit before the rest, and the
+//!   search ends without settling the classes at that distance.
+//!
+//! Counts only grow during a solve (the last class of a path takes the new
+//! unit), so a flavor's classes `0..open` are non-empty and the next one,
+//! `open`, is the only empty class a path may reach. A class that opens
+//! gets the lower of its predecessor's potential and the one that makes its
+//! arc to the sink tight: the arcs into it then cost at least the arcs into
+//! its predecessor.
+//!
+//! **Warm state.** [`Classes`] keeps the classes and potentials between
+//! decisions. An arrival is one augmentation. A start (the soonest-free
+//! machine of a flavor takes its first job, the flavor's shortest) leaves
+//! the rest optimal: in machine terms it is the old instance with that job
+//! fixed first on that machine. Its potentials stay valid but for one arc,
+//! the freed unit's arc to the sink, which may now cost less than its
+//! potential says. Searches allow for such arcs (`loose`): they settle
+//! everything within the most negative one's excess, and a search that
+//! settles a class leaves its arc to the sink non-negative.
+//!
+//! When every job is placed, each flavor's jobs are scheduled onto its
+//! machines by list scheduling ([`super::one_flavor`]), which is optimal for
+//! a fixed set of jobs and so costs what the classes cost.
+//!
+//! Preferences (a bonus on one machine) break the likeness of a flavor's
+//! machines, so such instances go to the slot solver ([`super::fast`]).
+//! Sums are exact for integer inputs below 2^53, as in the other solvers.
+
+mod flavor;
+mod search;
+
+use super::{one_flavor, Instance, Machine, Slot, Solution, SolveError};
+use crate::ordered::TotalF64 as Key;
+use flavor::Flavor;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+const NONE: u32 = u32::MAX;
+
+/// Whether this solver takes the instance: no job prefers a machine.
+pub fn applies(instance: &Instance) -> bool {
+    instance.preferred.iter().all(|p| p.is_none())
+}
+
+/// Solves an instance [`applies`] accepts; others are refused with
+/// [`SolveError::Shape`].
+pub fn solve(instance: &Instance) -> Result<Solution, SolveError> {
+    solve_counting(instance).map(|(s, _)| s)
+}
+
+/// What a solve did, for benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Classes settled by the searches, over all augmentations.
+    pub settled: u64,
+    /// Moves between flavors relaxed.
+    pub relaxed: u64,
+}
+
+/// [`solve`], also saying how much searching it took.
+pub fn solve_counting(instance: &Instance) -> Result<(Solution, Work), SolveError> {
+    let state = Classes::cold(instance)?;
+    let mut slots = vec![
+        Slot {
+            machine: 0,
+            position: 0
+        };
+        instance.jobs()
+    ];
+    for (fi, fl) in state.flavors.iter().enumerate() {
+        let jobs: Vec<usize> = fl.members().map(|i| fl.order[i] as usize).collect();
+        one_flavor::schedule(instance, state.flavor_ids[fi], &fl.machines, &jobs, &mut slots);
+    }
+    let objective = instance.objective(&slots);
+    Ok((Solution { slots, objective }, state.work))
+}
+
+/// The class solver's state: which flavor and class each job is in, and
+/// the potentials, kept between decisions.
+pub struct Classes {
+    /// The instance's flavor count (a job's times have one per flavor).
+    nflavors: usize,
+    /// The flavors that have machines.
+    flavors: Vec<Flavor>,
+    /// Instance flavor -> index into `flavors`, `NONE` without machines.
+    flavor_of: Vec<u32>,
+    flavor_ids: Vec<usize>,
+    machine_flavor: Vec<usize>,
+    /// When each machine is free, on the state's clock.
+    free_at: Vec<f64>,
+    clock: f64,
+    /// Per job, its time per instance flavor.
+    times: Vec<Option<f64>>,
+    /// Per job and flavor index: its order position there, or `NONE`.
+    at: Vec<u32>,
+    /// Jobs that have started: they are in no flavor any more.
+    gone: Vec<bool>,
+    /// Per job: bumped each time it changes class.
+    version: Vec<u32>,
+    /// Class levels allocated: class `k` of flavor index `f` is node
+    /// `k * flavors.len() + f`.
+    levels: usize,
+    /// Class potentials; the sink's is 0 throughout.
+    pot: Vec<f64>,
+    dist: Vec<f64>,
+    /// How the search reached a class: from which class, moving which job
+    /// (`NONE` class: the new job entered here).
+    pred: Vec<(u32, u32)>,
+    settled: Vec<bool>,
+    touched: Vec<usize>,
+    done: Vec<usize>,
+    heap: BinaryHeap<Reverse<(Key, u32)>>,
+    /// Classes reached at the distance being settled: settled next, past
+    /// the heap.
+    level: Vec<u32>,
+    /// The distance being settled.
+    now: f64,
+    /// Per class node and other flavor index: the class's jobs keyed by a
+    /// lower bound on what entering that flavor costs them, as `(bound,
+    /// job, version)`. Entries of a job that has moved since are stale:
+    /// their version is behind `version[job]`.
+    cross: Vec<BinaryHeap<Reverse<(Key, u32, u32)>>>,
+    /// Entries popped while settling a class, to put back.
+    keep: Vec<(Key, u32, u32)>,
+    /// The path of the last search: `(class, job that entered it)`.
+    path: Vec<(usize, u32)>,
+    /// The cheapest path to a free unit found so far in this search, and
+    /// the class it leaves from: an upper bound on the search's end.
+    best: f64,
+    last: u32,
+    /// Classes whose arc to the sink may cost less than its potential says
+    /// (after a start).
+    loose: Vec<usize>,
+    work: Work,
+}
+
+impl Classes {
+    /// Places every job of `instance` (which [`applies`] must accept).
+    pub fn cold(instance: &Instance) -> Result<Self, SolveError> {
+        instance.validate()?;
+        if !applies(instance) {
+            return Err(SolveError::Shape);
+        }
+        let mut state = Classes::empty(instance);
+        let n = instance.jobs();
+        let fastest: Vec<f64> = (0..n)
+            .map(|j| {
+                state
+                    .flavor_ids
+                    .iter()
+                    .filter_map(|&f| instance.time(j, f))
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .collect();
+        // Longest first: each new job tends to enter near the fronts, so
+        // its search stays among the last classes.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| fastest[b].total_cmp(&fastest[a]).then(a.cmp(&b)));
+        for &j in &order {
+            state.augment(j as u32);
+        }
+        state.debug_check();
+        Ok(state)
+    }
+
+    /// The machines of `instance` and all its jobs, none placed yet.
+    fn empty(instance: &Instance) -> Self {
+        let n = instance.jobs();
+        let mut flavor_of = vec![NONE; instance.flavors];
+        let mut flavor_ids = Vec::new();
+        let mut machines: Vec<Vec<usize>> = Vec::new();
+        for (m, machine) in instance.machines.iter().enumerate() {
+            if flavor_of[machine.flavor] == NONE {
+                flavor_of[machine.flavor] = flavor_ids.len() as u32;
+                flavor_ids.push(machine.flavor);
+                machines.push(Vec::new());
+            }
+            machines[flavor_of[machine.flavor] as usize].push(m);
+        }
+        let nf = flavor_ids.len();
+        let mut at = vec![NONE; n * nf];
+        let flavors: Vec<Flavor> = machines
+            .into_iter()
+            .enumerate()
+            .map(|(fi, ms)| {
+                let f = flavor_ids[fi];
+                let time = |j: u32| instance.time(j as usize, f).unwrap_or(0.0);
+                let mut order: Vec<u32> = (0..n as u32)
+                    .filter(|&j| instance.time(j as usize, f).is_some())
+                    .collect();
+                order.sort_by(|&a, &b| time(b).total_cmp(&time(a)).then(a.cmp(&b)));
+                for (i, &j) in order.iter().enumerate() {
+                    at[j as usize * nf + fi] = i as u32;
+                }
+                let ready = ms.iter().map(|&m| instance.machines[m].free_in).collect();
+                Flavor::new(ms, ready, order)
+            })
+            .collect();
+        let mut state = Classes {
+            nflavors: instance.flavors,
+            flavor_of,
+            flavor_ids,
+            machine_flavor: instance.machines.iter().map(|m| m.flavor).collect(),
+            free_at: instance.machines.iter().map(|m| m.free_in).collect(),
+            clock: 0.0,
+            times: instance.times.clone(),
+            at,
+            gone: vec![false; n],
+            version: vec![0; n],
+            levels: 0,
+            pot: Vec::new(),
+            dist: Vec::new(),
+            pred: Vec::new(),
+            settled: Vec::new(),
+            touched: Vec::new(),
+            done: Vec::new(),
+            heap: BinaryHeap::new(),
+            level: Vec::new(),
+            now: f64::NEG_INFINITY,
+            cross: Vec::new(),
+            keep: Vec::new(),
+            path: Vec::new(),
+            best: f64::INFINITY,
+            last: NONE,
+            loose: Vec::new(),
+            work: Work::default(),
+            flavors,
+        };
+        state.reserve_levels(2);
+        for fi in 0..nf {
+            // Class 0 is open: its arc to the sink is tight.
+            state.pot[fi] = -state.flavors[fi].ready[0];
+        }
+        state
+    }
+
+    /// Adds a job (its time per flavor) and places it optimally. Returns
+    /// its id in this state.
+    pub fn add_job(&mut self, times: &[Option<f64>]) -> Result<u32, SolveError> {
+        let j = self.gone.len();
+        if times.len() != self.nflavors
+            || times.iter().flatten().any(|p| !p.is_finite() || *p < 0.0)
+        {
+            return Err(SolveError::Shape);
+        }
+        if !times
+            .iter()
+            .enumerate()
+            .any(|(f, p)| p.is_some() && self.flavor_of[f] != NONE)
+        {
+            return Err(SolveError::Unplaceable { job: j });
+        }
+        let job = j as u32;
+        self.times.extend_from_slice(times);
+        self.gone.push(false);
+        self.version.push(0);
+        let nf = self.flavors.len();
+        self.at.extend(std::iter::repeat_n(NONE, nf));
+        for fi in 0..nf {
+            let Some(p) = times[self.flavor_ids[fi]] else {
+                continue;
+            };
+            let fl = &self.flavors[fi];
+            let f = self.flavor_ids[fi];
+            let times = &self.times;
+            // Longest first, ties by index: the new job goes after its equals.
+            let i = fl.order.partition_point(|&x| {
+                times[x as usize * self.nflavors + f].unwrap_or(0.0) >= p
+            });
+            self.flavors[fi].insert(i, job);
+            for &x in &self.flavors[fi].order[i + 1..] {
+                self.at[x as usize * nf + fi] += 1;
+            }
+            self.at[j * nf + fi] = i as u32;
+        }
+        self.augment(job);
+        self.debug_check();
+        Ok(job)
+    }
+
+    /// In debug builds, checks every flavor's bookkeeping.
+    fn debug_check(&self) {
+        if cfg!(debug_assertions) {
+            for fl in &self.flavors {
+                fl.check();
+            }
+        }
+    }
+
+    /// Moves the clock `dt >= 0` forward. Valid while every machine with
+    /// jobs stays busy that long (see [`Classes::room`]); machines without
+    /// jobs become free no earlier than now, which only makes them dearer.
+    pub fn advance(&mut self, dt: f64) {
+        self.clock += dt;
+        let now = self.clock;
+        for fl in &mut self.flavors {
+            for r in &mut fl.ready {
+                *r = r.max(now);
+            }
+        }
+        for f in &mut self.free_at {
+            *f = f.max(now);
+        }
+    }
+
+    /// How far the clock may move: until the soonest machine with jobs
+    /// frees, or forever when no job waits.
+    pub fn room(&self) -> f64 {
+        self.flavors
+            .iter()
+            .filter(|fl| fl.size > 0)
+            .map(|fl| fl.ready[0] - self.clock)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// The next start: the clock moves to when the soonest machine with
+    /// jobs frees, and that machine starts its flavor's shortest job.
+    /// Returns the machine and the job, or `None` when no job waits.
+    pub fn start_next(&mut self) -> Option<(usize, u32)> {
+        let fi = (0..self.flavors.len())
+            .filter(|&fi| self.flavors[fi].size > 0)
+            .min_by(|&a, &b| self.flavors[a].ready[0].total_cmp(&self.flavors[b].ready[0]))?;
+        self.advance(self.room().max(0.0));
+        let nf = self.flavors.len();
+        let fl = &self.flavors[fi];
+        let pos = fl.held.select(fl.size - 1);
+        let job = fl.order[pos];
+        let machine = fl
+            .machines
+            .iter()
+            .copied()
+            .min_by(|&a, &b| self.free_at[a].total_cmp(&self.free_at[b]).then(a.cmp(&b)))
+            .expect("a flavor has machines");
+        let p = self.times[job as usize * self.nflavors + self.flavor_ids[fi]].unwrap_or(0.0);
+        self.free_at[machine] = self.clock + p;
+        let fl = &mut self.flavors[fi];
+        fl.requeue_soonest(self.clock + p);
+        fl.hold(pos, false);
+        let k = fl.shrink_last();
+        self.gone[job as usize] = true;
+        self.version[job as usize] += 1;
+        // The unit `job` held is free again; the rest is still optimal.
+        let node = k * nf + fi;
+        if self.sink_cost(node) < 0.0 {
+            self.loose.push(node);
+        }
+        self.debug_check();
+        Some((machine, job))
+    }
+
+    /// The jobs still waiting: the sum of their completion times from now.
+    pub fn cost(&self) -> f64 {
+        let mut total = 0.0;
+        for (fi, fl) in self.flavors.iter().enumerate() {
+            let f = self.flavor_ids[fi];
+            let mut members = fl.members();
+            for k in 0..fl.open {
+                for i in 0..fl.count[k] as usize {
+                    let x = fl.order[members.next().expect("counts match members")];
+                    let p = self.times[x as usize * self.nflavors + f].unwrap_or(0.0);
+                    total += fl.ready[i] - self.clock + (k + 1) as f64 * p;
+                }
+            }
+        }
+        total
+    }
+
+    /// The jobs still waiting, in id order, as a fresh instance over the
+    /// machines as they are now: what a cold solve of this state would be
+    /// given. Returns the instance and the ids.
+    pub fn remaining(&self) -> (Instance, Vec<u32>) {
+        let ids: Vec<u32> = (0..self.gone.len() as u32)
+            .filter(|&j| !self.gone[j as usize])
+            .collect();
+        let f = self.nflavors;
+        let instance = Instance {
+            flavors: f,
+            machines: (0..self.free_at.len())
+                .map(|m| Machine {
+                    flavor: self.machine_flavor[m],
+                    free_in: self.free_at[m] - self.clock,
+                })
+                .collect(),
+            releases: vec![0.0; ids.len()],
+            times: ids
+                .iter()
+                .flat_map(|&j| self.times[j as usize * f..(j as usize + 1) * f].iter().copied())
+                .collect(),
+            preferred: Vec::new(),
+        };
+        (instance, ids)
+    }
+}

@@ -1,0 +1,273 @@
+//! The class solver's search: one shortest path from a new job to a free
+//! unit, over the classes, and its application.
+
+use super::{Classes, Key, NONE};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+impl Classes {
+    /// Makes room for class levels `0..levels`.
+    pub(super) fn reserve_levels(&mut self, levels: usize) {
+        let nf = self.flavors.len();
+        while self.levels < levels {
+            self.pot.extend(std::iter::repeat_n(0.0, nf));
+            self.dist.extend(std::iter::repeat_n(f64::INFINITY, nf));
+            self.pred.extend(std::iter::repeat_n((NONE, NONE), nf));
+            self.settled.extend(std::iter::repeat_n(false, nf));
+            self.cross.extend((0..nf * nf).map(|_| BinaryHeap::new()));
+            self.levels += 1;
+        }
+    }
+
+    fn time(&self, job: u32, fi: usize) -> Option<f64> {
+        self.times[job as usize * self.nflavors + self.flavor_ids[fi]]
+    }
+
+    /// The reduced cost of class `node`'s arc to the sink (its next unit),
+    /// or infinity when the class is full.
+    pub(super) fn sink_cost(&self, node: usize) -> f64 {
+        let nf = self.flavors.len();
+        let fl = &self.flavors[node % nf];
+        let c = fl.count[node / nf] as usize;
+        match fl.ready.get(c) {
+            Some(&a) => a + self.pot[node],
+            None => f64::INFINITY,
+        }
+    }
+
+    /// How far below its potential's promise an arc to the sink may end:
+    /// the searches settle that much past the best path.
+    fn slack(&mut self) -> f64 {
+        let mut worst: f64 = 0.0;
+        let mut i = 0;
+        while i < self.loose.len() {
+            let rc = self.sink_cost(self.loose[i]);
+            if rc < 0.0 {
+                worst = worst.max(-rc);
+                i += 1;
+            } else {
+                self.loose.swap_remove(i);
+            }
+        }
+        worst
+    }
+
+    /// Offers class `node` the distance `d`. A distance at or past the best
+    /// path to a free unit found so far (plus the slack) is dropped: the
+    /// search ends before it would settle there, and the potential update
+    /// caps it anyway.
+    fn relax(&mut self, node: usize, d: f64, from: u32, job: u32, slack: f64) {
+        if d < self.dist[node] && d < self.best + slack && !self.settled[node] {
+            if self.dist[node] == f64::INFINITY {
+                self.touched.push(node);
+            }
+            self.dist[node] = d;
+            self.pred[node] = (from, job);
+            if d <= self.now {
+                self.level.push(node as u32);
+            } else {
+                self.heap.push(Reverse((Key(d), node as u32)));
+            }
+            // A free unit here bounds the search at once.
+            let to_sink = d + self.sink_cost(node);
+            if to_sink < self.best {
+                self.best = to_sink;
+                self.last = node as u32;
+            }
+        }
+    }
+
+    /// Relaxes `job` entering flavor `fi` from a search distance `base`
+    /// (its cost where it is already subtracted).
+    fn enter(&mut self, fi: usize, job: u32, base: f64, from: u32, slack: f64) {
+        let Some(p) = self.time(job, fi) else {
+            return;
+        };
+        let nf = self.flavors.len();
+        let at = self.at[job as usize * nf + fi] as usize;
+        let (lo, hi) = self.flavors[fi].entry(at);
+        for k in lo..=hi {
+            let node = k * nf + fi;
+            let d = base + (k + 1) as f64 * p - self.pot[node];
+            self.relax(node, d, from, job, slack);
+        }
+    }
+
+    /// What entering flavor `fi` costs `job` at its cheapest entry, in
+    /// reduced terms: `min_k (k + 1) p - pot(k)`. The sorted entry classes
+    /// attain the minimum over all of the flavor's classes (the module
+    /// comment), so this depends only on potentials, which only fall: it
+    /// never decreases while `job` stays where it is.
+    fn entry_value(&self, fi: usize, job: u32) -> Option<f64> {
+        let p = self.time(job, fi)?;
+        let nf = self.flavors.len();
+        let at = self.at[job as usize * nf + fi] as usize;
+        let (lo, hi) = self.flavors[fi].entry(at);
+        (lo..=hi)
+            .map(|k| (k + 1) as f64 * p - self.pot[k * nf + fi])
+            .min_by(f64::total_cmp)
+    }
+
+    /// Relaxes the moves of class `v`'s jobs into flavor `f2` that may end
+    /// below the best path found so far, cheapest bound first.
+    fn relax_cross(&mut self, v: usize, f2: usize, d: f64, slack: f64) {
+        let nf = self.flavors.len();
+        let (fi, kth) = (v % nf, (v / nf + 1) as f64);
+        let idx = v * nf + f2;
+        let pv = self.pot[v];
+        while let Some(&Reverse((Key(bound), x, ver))) = self.cross[idx].peek() {
+            if ver != self.version[x as usize] {
+                self.cross[idx].pop();
+                continue;
+            }
+            if d + pv + bound >= self.best + slack {
+                break;
+            }
+            self.cross[idx].pop();
+            let leave = kth * self.time(x, fi).unwrap_or(0.0);
+            let value = self.entry_value(f2, x).unwrap_or(f64::INFINITY) - leave;
+            if value > bound {
+                self.cross[idx].push(Reverse((Key(value), x, ver)));
+                continue;
+            }
+            self.work.relaxed += 1;
+            self.enter(f2, x, d + pv - leave, v as u32, slack);
+            self.keep.push((Key(value), x, ver));
+        }
+        for e in self.keep.drain(..) {
+            self.cross[idx].push(Reverse(e));
+        }
+    }
+
+    /// Files `job`, just moved into class `v`, under each other flavor.
+    fn file(&mut self, v: usize, job: u32) {
+        let nf = self.flavors.len();
+        let (fi, kth) = (v % nf, (v / nf + 1) as f64);
+        let leave = kth * self.time(job, fi).unwrap_or(0.0);
+        let ver = self.version[job as usize] + 1;
+        self.version[job as usize] = ver;
+        for f2 in 0..nf {
+            if f2 != fi {
+                if let Some(value) = self.entry_value(f2, job) {
+                    self.cross[v * nf + f2].push(Reverse((Key(value - leave), job, ver)));
+                }
+            }
+        }
+    }
+
+    /// One shortest path from `job` to a free unit, applied.
+    pub(super) fn augment(&mut self, job: u32) {
+        let nf = self.flavors.len();
+        let top = self.flavors.iter().map(|fl| fl.open).max().unwrap_or(0);
+        self.reserve_levels(top + 2);
+        let slack = self.slack();
+        self.best = f64::INFINITY;
+        self.last = NONE;
+        // The new job's entries have any sign: all go to the heap.
+        self.now = f64::NEG_INFINITY;
+        for fi in 0..nf {
+            self.enter(fi, job, 0.0, NONE, slack);
+        }
+        loop {
+            let (d, v) = if let Some(v) = self.level.pop() {
+                (self.dist[v as usize], v as usize)
+            } else if let Some(Reverse((Key(d), v))) = self.heap.pop() {
+                (d, v as usize)
+            } else {
+                break;
+            };
+            if d >= self.best + slack {
+                break;
+            }
+            if self.settled[v] || d > self.dist[v] {
+                continue;
+            }
+            self.now = d;
+            self.settled[v] = true;
+            self.done.push(v);
+            self.work.settled += 1;
+            let (fi, k) = (v % nf, v / nf);
+            let fl = &self.flavors[fi];
+            if fl.count[k] == 0 {
+                continue;
+            }
+            let (longest, shortest) = (fl.longest[k], fl.shortest[k]);
+            let pv = self.pot[v];
+            let up = d + self.time(shortest, fi).unwrap_or(0.0) + pv - self.pot[v + nf];
+            self.relax(v + nf, up, v as u32, shortest, slack);
+            if k > 0 {
+                let down = d - self.time(longest, fi).unwrap_or(0.0) + pv - self.pot[v - nf];
+                self.relax(v - nf, down, v as u32, longest, slack);
+            }
+            for f2 in 0..nf {
+                if f2 != fi {
+                    self.relax_cross(v, f2, d, slack);
+                }
+            }
+        }
+        self.heap.clear();
+        self.level.clear();
+        let (best, last) = (self.best, self.last);
+        debug_assert!(last != NONE, "a validated job always reaches a free unit");
+        // Settled classes past the best (within the slack) keep theirs.
+        for &v in &self.done {
+            self.pot[v] += (self.dist[v] - best).min(0.0);
+            self.settled[v] = false;
+        }
+        self.done.clear();
+        self.apply(last as usize);
+        for &v in &self.touched {
+            self.dist[v] = f64::INFINITY;
+        }
+        self.touched.clear();
+    }
+
+    /// Applies the path that ends at class `last`: it takes the new unit;
+    /// jobs that crossed flavors change sets (moves within a flavor are
+    /// implied by the order); the path's classes, the only ones whose
+    /// members changed, find their bounds and file their new jobs.
+    fn apply(&mut self, last: usize) {
+        let nf = self.flavors.len();
+        let (fi, k) = (last % nf, last / nf);
+        if self.flavors[fi].grow(k) {
+            // The class after it opens below its predecessor's potential,
+            // so the arcs into it cost at least the arcs into `k`.
+            let next = last + nf;
+            self.pot[next] = self.pot[last].min(-self.flavors[fi].ready[0]);
+            if self.sink_cost(next) < 0.0 {
+                self.loose.push(next);
+            }
+        }
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
+        let mut v = last;
+        loop {
+            let (from, x) = self.pred[v];
+            let fi = v % nf;
+            path.push((v, x));
+            if from == NONE {
+                let at = self.at[x as usize * nf + fi] as usize;
+                self.flavors[fi].hold(at, true);
+                break;
+            }
+            let from = from as usize;
+            let fj = from % nf;
+            if fj != fi {
+                let out = self.at[x as usize * nf + fj] as usize;
+                self.flavors[fj].hold(out, false);
+                let at = self.at[x as usize * nf + fi] as usize;
+                self.flavors[fi].hold(at, true);
+            }
+            v = from;
+        }
+        for &(v, _) in &path {
+            self.flavors[v % nf].bound(v / nf);
+        }
+        if nf > 1 {
+            for &(v, x) in &path {
+                self.file(v, x);
+            }
+        }
+        self.path = path;
+    }
+}
