@@ -137,7 +137,9 @@ impl Warm {
                 .map(Warm::Classes)
                 .map_err(|e| CliError::Run(e.to_string()))
         } else {
-            Exchange::cold(instance).map(Warm::Exchange).map_err(inexact)
+            Exchange::cold(instance)
+                .map(Warm::Exchange)
+                .map_err(inexact)
         }
     }
 

@@ -107,7 +107,13 @@ pub fn solve_counting(instance: &Instance) -> Result<(Solution, Work), SolveErro
     ];
     for (fi, fl) in state.flavors.iter().enumerate() {
         let jobs: Vec<usize> = fl.members().map(|i| fl.order[i] as usize).collect();
-        one_flavor::schedule(instance, state.flavor_ids[fi], &fl.machines, &jobs, &mut slots);
+        one_flavor::schedule(
+            instance,
+            state.flavor_ids[fi],
+            &fl.machines,
+            &jobs,
+            &mut slots,
+        );
     }
     let objective = instance.objective(&slots);
     Ok((Solution { slots, objective }, state.work))
@@ -135,6 +141,10 @@ pub struct Classes {
     gone: Vec<bool>,
     /// Per job: bumped each time it changes class.
     version: Vec<u32>,
+    /// Per job and flavor index: what entering that flavor cost it when
+    /// last computed (NaN: never). Entry costs only rise, so it stays a
+    /// lower bound.
+    seen: Vec<f64>,
     /// Class levels allocated: class `k` of flavor index `f` is node
     /// `k * flavors.len() + f`.
     levels: usize,
@@ -153,6 +163,9 @@ pub struct Classes {
     level: Vec<u32>,
     /// The distance being settled.
     now: f64,
+    /// Classes settled at that distance whose moves other than one class
+    /// up wait until the walk at that distance is over.
+    deferred: Vec<usize>,
     /// Per class node and other flavor index: the class's jobs keyed by a
     /// lower bound on what entering that flavor costs them, as `(bound,
     /// job, version)`. Entries of a job that has moved since are stale:
@@ -245,6 +258,7 @@ impl Classes {
             at,
             gone: vec![false; n],
             version: vec![0; n],
+            seen: vec![f64::NAN; n * nf],
             levels: 0,
             pot: Vec::new(),
             dist: Vec::new(),
@@ -255,6 +269,7 @@ impl Classes {
             heap: BinaryHeap::new(),
             level: Vec::new(),
             now: f64::NEG_INFINITY,
+            deferred: Vec::new(),
             cross: Vec::new(),
             keep: Vec::new(),
             path: Vec::new(),
@@ -293,6 +308,7 @@ impl Classes {
         self.gone.push(false);
         self.version.push(0);
         let nf = self.flavors.len();
+        self.seen.extend(std::iter::repeat_n(f64::NAN, nf));
         self.at.extend(std::iter::repeat_n(NONE, nf));
         for fi in 0..nf {
             let Some(p) = times[self.flavor_ids[fi]] else {
@@ -302,9 +318,9 @@ impl Classes {
             let f = self.flavor_ids[fi];
             let times = &self.times;
             // Longest first, ties by index: the new job goes after its equals.
-            let i = fl.order.partition_point(|&x| {
-                times[x as usize * self.nflavors + f].unwrap_or(0.0) >= p
-            });
+            let i = fl
+                .order
+                .partition_point(|&x| times[x as usize * self.nflavors + f].unwrap_or(0.0) >= p);
             self.flavors[fi].insert(i, job);
             for &x in &self.flavors[fi].order[i + 1..] {
                 self.at[x as usize * nf + fi] += 1;
@@ -422,7 +438,11 @@ impl Classes {
             releases: vec![0.0; ids.len()],
             times: ids
                 .iter()
-                .flat_map(|&j| self.times[j as usize * f..(j as usize + 1) * f].iter().copied())
+                .flat_map(|&j| {
+                    self.times[j as usize * f..(j as usize + 1) * f]
+                        .iter()
+                        .copied()
+                })
                 .collect(),
             preferred: Vec::new(),
         };

@@ -125,7 +125,9 @@ impl Classes {
             }
             self.cross[idx].pop();
             let leave = kth * self.time(x, fi).unwrap_or(0.0);
-            let value = self.entry_value(f2, x).unwrap_or(f64::INFINITY) - leave;
+            let entry = self.entry_value(f2, x).unwrap_or(f64::INFINITY);
+            self.seen[x as usize * nf + f2] = entry;
+            let value = entry - leave;
             if value > bound {
                 self.cross[idx].push(Reverse((Key(value), x, ver)));
                 continue;
@@ -147,10 +149,35 @@ impl Classes {
         let ver = self.version[job as usize] + 1;
         self.version[job as usize] = ver;
         for f2 in 0..nf {
+            if f2 == fi || self.time(job, f2).is_none() {
+                continue;
+            }
+            // Any entry value seen before is still a lower bound.
+            let seen = self.seen[job as usize * nf + f2];
+            let value = if seen.is_nan() {
+                let value = self.entry_value(f2, job).unwrap_or(f64::INFINITY);
+                self.seen[job as usize * nf + f2] = value;
+                value
+            } else {
+                seen
+            };
+            self.cross[v * nf + f2].push(Reverse((Key(value - leave), job, ver)));
+        }
+    }
+
+    /// The moves out of settled class `v` other than one class up: one
+    /// class down, and its jobs' moves to the other flavors.
+    fn relax_rest(&mut self, v: usize, slack: f64) {
+        let nf = self.flavors.len();
+        let (fi, k, d) = (v % nf, v / nf, self.dist[v]);
+        if k > 0 {
+            let longest = self.flavors[fi].longest[k];
+            let down = d - self.time(longest, fi).unwrap_or(0.0) + self.pot[v] - self.pot[v - nf];
+            self.relax(v - nf, down, v as u32, longest, slack);
+        }
+        for f2 in 0..nf {
             if f2 != fi {
-                if let Some(value) = self.entry_value(f2, job) {
-                    self.cross[v * nf + f2].push(Reverse((Key(value - leave), job, ver)));
-                }
+                self.relax_cross(v, f2, d, slack);
             }
         }
     }
@@ -171,6 +198,13 @@ impl Classes {
         loop {
             let (d, v) = if let Some(v) = self.level.pop() {
                 (self.dist[v as usize], v as usize)
+            } else if let Some(v) = self.deferred.pop() {
+                // The walk at this distance is over: now the other moves
+                // of the classes it settled, bounded by what it found.
+                if self.dist[v] < self.best + slack {
+                    self.relax_rest(v, slack);
+                }
+                continue;
             } else if let Some(Reverse((Key(d), v))) = self.heap.pop() {
                 (d, v as usize)
             } else {
@@ -191,20 +225,14 @@ impl Classes {
             if fl.count[k] == 0 {
                 continue;
             }
-            let (longest, shortest) = (fl.longest[k], fl.shortest[k]);
-            let pv = self.pot[v];
-            let up = d + self.time(shortest, fi).unwrap_or(0.0) + pv - self.pot[v + nf];
+            // One class up first: after a search those moves are tight, so
+            // this walks to the front and its free unit at this distance.
+            let shortest = fl.shortest[k];
+            let up = d + self.time(shortest, fi).unwrap_or(0.0) + self.pot[v] - self.pot[v + nf];
             self.relax(v + nf, up, v as u32, shortest, slack);
-            if k > 0 {
-                let down = d - self.time(longest, fi).unwrap_or(0.0) + pv - self.pot[v - nf];
-                self.relax(v - nf, down, v as u32, longest, slack);
-            }
-            for f2 in 0..nf {
-                if f2 != fi {
-                    self.relax_cross(v, f2, d, slack);
-                }
-            }
+            self.deferred.push(v);
         }
+        self.deferred.clear();
         self.heap.clear();
         self.level.clear();
         let (best, last) = (self.best, self.last);
