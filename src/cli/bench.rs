@@ -126,15 +126,15 @@ struct IncrementalReport {
 
 /// A solver state kept between events.
 enum Warm {
-    Exchange(Exchange),
-    Classes(Classes),
+    Exchange(Box<Exchange>),
+    Classes(Box<Classes>),
 }
 
 impl Warm {
     fn cold(instance: &fairmatch::solver::Instance, classes: bool) -> Result<Self, CliError> {
         if classes {
             Classes::cold(instance)
-                .map(Warm::Classes)
+                .map(|s| Warm::Classes(Box::new(s)))
                 .map_err(|e| CliError::Run(e.to_string()))
         } else {
             Exchange::cold(instance)
