@@ -138,7 +138,7 @@ impl Warm {
                 .map_err(|e| CliError::Run(e.to_string()))
         } else {
             Exchange::cold(instance)
-                .map(Warm::Exchange)
+                .map(|s| Warm::Exchange(Box::new(s)))
                 .map_err(inexact)
         }
     }
