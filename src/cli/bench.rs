@@ -1,7 +1,7 @@
 //! `fairmatch bench solver`: one seeded instance, one solve, measured.
 
 use super::{BenchSolverArgs, CliError};
-use fairmatch::solver::classes::Classes;
+use fairmatch::solver::classes::{self, Classes};
 use fairmatch::solver::exchange::{self, Exchange};
 use fairmatch::solver::random::shortest_first;
 use fairmatch::solver::{self, random, SolverKind};
@@ -28,6 +28,10 @@ struct BenchReport {
     /// `seconds / baseline_seconds`.
     ratio: f64,
     peak_rss_mb: Option<f64>,
+    /// The class solver's searches: classes settled and moves between
+    /// flavors relaxed, over the whole solve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    classes_work: Option<classes::Work>,
 }
 
 pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
@@ -45,8 +49,15 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
     let one_flavor =
         kind != SolverKind::Munkres && solver::one_flavor::applies(&instance).is_some();
     let started = Instant::now();
+    let mut classes_work = None;
     let (solution, fell_back) = match kind {
         SolverKind::Exchange if !one_flavor => exchange::solve_reporting(&instance),
+        SolverKind::Classes if !one_flavor && classes::applies(&instance) => {
+            classes::solve_counting(&instance).map(|(s, work)| {
+                classes_work = Some(work);
+                (s, false)
+            })
+        }
         _ => solver::solve(&instance, kind).map(|s| (s, false)),
     }
     .map_err(|e| CliError::Run(e.to_string()))?;
@@ -74,6 +85,7 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
         baseline_seconds,
         ratio: seconds / baseline_seconds.max(1e-9),
         peak_rss_mb: peak_rss_mb(),
+        classes_work,
     };
     if args.json {
         print_json(&report)?;

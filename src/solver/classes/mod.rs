@@ -88,6 +88,7 @@ pub fn solve(instance: &Instance) -> Result<Solution, SolveError> {
 
 /// What a solve did, for benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(serde::Serialize))]
 pub struct Work {
     /// Classes settled by the searches, over all augmentations.
     pub settled: u64,
