@@ -180,6 +180,9 @@ pub struct Classes {
     /// the class it leaves from: an upper bound on the search's end.
     best: f64,
     last: u32,
+    /// An upper bound on this search's best path, known before it starts
+    /// (`bound_by_walking_up`).
+    bound: f64,
     /// Classes whose arc to the sink may cost less than its potential says
     /// (after a start).
     loose: Vec<usize>,
@@ -276,6 +279,7 @@ impl Classes {
             path: Vec::new(),
             best: f64::INFINITY,
             last: NONE,
+            bound: f64::INFINITY,
             loose: Vec::new(),
             work: Work::default(),
             flavors,

@@ -57,7 +57,11 @@ impl Classes {
     /// search ends before it would settle there, and the potential update
     /// caps it anyway.
     fn relax(&mut self, node: usize, d: f64, from: u32, job: u32, slack: f64) {
-        if d < self.dist[node] && d < self.best + slack && !self.settled[node] {
+        if d < self.dist[node]
+            && d < self.best + slack
+            && d <= self.bound + slack
+            && !self.settled[node]
+        {
             if self.dist[node] == f64::INFINITY {
                 self.touched.push(node);
             }
@@ -120,7 +124,7 @@ impl Classes {
                 self.cross[idx].pop();
                 continue;
             }
-            if d + pv + bound >= self.best + slack {
+            if d + pv + bound >= self.best + slack || d + pv + bound > self.bound + slack {
                 break;
             }
             self.cross[idx].pop();
@@ -182,6 +186,34 @@ impl Classes {
         }
     }
 
+    /// Bounds the search before it starts: from each class the new job
+    /// entered, the path that only moves jobs one class up until a free
+    /// unit. Those moves are usually tight after earlier searches, so this
+    /// is usually the best path's cost, and the search then prunes at once
+    /// what a bound found late (at the walk's end) would have let through.
+    /// A bound, not a path: the search still finds its path (moves one
+    /// class up are among its arcs, and it keeps distances equal to the
+    /// bound).
+    fn bound_by_walking_up(&mut self, slack: f64) {
+        let nf = self.flavors.len();
+        self.bound = self.best;
+        for i in 0..self.touched.len() {
+            let mut v = self.touched[i];
+            let mut d = self.dist[v];
+            loop {
+                self.bound = self.bound.min(d + self.sink_cost(v));
+                let (fi, k) = (v % nf, v / nf);
+                let fl = &self.flavors[fi];
+                if fl.count[k] == 0 || d >= self.bound + slack {
+                    break;
+                }
+                let s = fl.shortest[k];
+                d += self.time(s, fi).unwrap_or(0.0) + self.pot[v] - self.pot[v + nf];
+                v += nf;
+            }
+        }
+    }
+
     /// One shortest path from `job` to a free unit, applied.
     pub(super) fn augment(&mut self, job: u32) {
         let nf = self.flavors.len();
@@ -189,12 +221,14 @@ impl Classes {
         self.reserve_levels(top + 2);
         let slack = self.slack();
         self.best = f64::INFINITY;
+        self.bound = f64::INFINITY;
         self.last = NONE;
         // The new job's entries have any sign: all go to the heap.
         self.now = f64::NEG_INFINITY;
         for fi in 0..nf {
             self.enter(fi, job, 0.0, NONE, slack);
         }
+        self.bound_by_walking_up(slack);
         loop {
             let (d, v) = if let Some(v) = self.level.pop() {
                 (self.dist[v as usize], v as usize)
