@@ -24,7 +24,7 @@
 //!   costs at least entering there and pushing a longer job down; entering
 //!   higher, at least entering there and pushing a shorter one up.
 //!
-//! Two facts keep the searches short:
+//! Three facts keep the searches short:
 //! - **Bounded moves between flavors.** The moves in and out of a class
 //!   are tight or cost at least 0, so within a flavor `(k + 1) p - pot(k)`
 //!   is convex in `k` and its minimum over all classes lies at the sorted
@@ -38,6 +38,11 @@
 //!   distance. Those are settled next, past the heap, last reached first:
 //!   the walk reaches the front and its free unit before the rest, and the
 //!   search ends without settling the classes at that distance.
+//! - **A bound before the search.** Walking up from the new job's entries
+//!   to a free unit (the moves one class up, summed without settling
+//!   anything) prices one path at once, usually the best. Every move that
+//!   would end past it is dropped from the start, which matters when the
+//!   walk at one distance stops short of the front.
 //!
 //! Counts only grow during a solve (the last class of a path takes the new
 //! unit), so a flavor's classes `0..open` are non-empty and the next one,

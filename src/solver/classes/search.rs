@@ -53,9 +53,9 @@ impl Classes {
     }
 
     /// Offers class `node` the distance `d`. A distance at or past the best
-    /// path to a free unit found so far (plus the slack) is dropped: the
-    /// search ends before it would settle there, and the potential update
-    /// caps it anyway.
+    /// path to a free unit found so far, or past the bound known before the
+    /// search (each plus the slack), is dropped: the search ends before it
+    /// would settle there, and the potential update caps it anyway.
     fn relax(&mut self, node: usize, d: f64, from: u32, job: u32, slack: f64) {
         if d < self.dist[node]
             && d < self.best + slack
