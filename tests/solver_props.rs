@@ -198,6 +198,52 @@ proptest! {
     }
 }
 
+// Times and free times off any binary grid (thirds), so sums round: the
+// searches must not lose a path to rounding between two ways of summing it.
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+    #[test]
+    fn classes_match_fast_on_fractional_times((inst, steps) in warm_run_on(150, 12, 200)) {
+        let third = |t: f64| if t > 0.0 && t < 1e9 { t / 3.0 } else { t };
+        let mut inst = inst;
+        inst.preferred.clear();
+        for t in inst.times.iter_mut().flatten() {
+            *t = third(*t);
+        }
+        for m in &mut inst.machines {
+            m.free_in = third(m.free_in);
+        }
+        let c = classes::solve(&inst).unwrap();
+        let f = fast::solve(&inst).unwrap();
+        assert_same_objective(&c, &f);
+        let mut state = classes::Classes::cold(&inst).unwrap();
+        for (i, step) in steps.into_iter().enumerate() {
+            match step {
+                Step::Arrive(mut times, _) => {
+                    for t in times.iter_mut().flatten() {
+                        *t = third(*t);
+                    }
+                    if !inst.machines.iter().any(|m| times[m.flavor].is_some()) {
+                        times[inst.machines[0].flavor] = Some(7.0 / 3.0);
+                    }
+                    state.add_job(&times).unwrap();
+                }
+                Step::Start(_) => {
+                    state.start_next();
+                }
+                Step::Advance(dt) => state.advance(third(dt).min(state.room())),
+            }
+            if i % 10 == 9 {
+                let (remaining, _) = state.remaining();
+                let cold = fast::solve(&remaining).unwrap();
+                let warm = state.cost();
+                let tol = 1e-9 * cold.objective.abs().max(1.0);
+                prop_assert!((warm - cold.objective).abs() <= tol, "step {}: warm {} != cold {}", i, warm, cold.objective);
+            }
+        }
+    }
+}
+
 // Mostly identical machines (a flavor's classes then hold several jobs
 // each) and many equal times.
 proptest! {

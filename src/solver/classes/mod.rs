@@ -24,7 +24,7 @@
 //!   costs at least entering there and pushing a longer job down; entering
 //!   higher, at least entering there and pushing a shorter one up.
 //!
-//! Three facts keep the searches short:
+//! Two facts keep the searches short:
 //! - **Bounded moves between flavors.** The moves in and out of a class
 //!   are tight or cost at least 0, so within a flavor `(k + 1) p - pot(k)`
 //!   is convex in `k` and its minimum over all classes lies at the sorted
@@ -38,11 +38,6 @@
 //!   distance. Those are settled next, past the heap, last reached first:
 //!   the walk reaches the front and its free unit before the rest, and the
 //!   search ends without settling the classes at that distance.
-//! - **A bound before the search.** Walking up from the new job's entries
-//!   to a free unit (the moves one class up, summed without settling
-//!   anything) prices one path at once, usually the best. Every move that
-//!   would end past it is dropped from the start, which matters when the
-//!   walk at one distance stops short of the front.
 //!
 //! Counts only grow during a solve (the last class of a path takes the new
 //! unit), so a flavor's classes `0..open` are non-empty and the next one,
@@ -147,6 +142,8 @@ pub struct Classes {
     gone: Vec<bool>,
     /// Per job: bumped each time it changes class.
     version: Vec<u32>,
+    /// Per job: the class node it is filed under (`NONE`: none).
+    home: Vec<u32>,
     /// Per job and flavor index: what entering that flavor cost it when
     /// last computed (NaN: never). Entry costs only rise, so it stays a
     /// lower bound.
@@ -181,13 +178,12 @@ pub struct Classes {
     keep: Vec<(Key, u32, u32)>,
     /// The path of the last search: `(class, job that entered it)`.
     path: Vec<(usize, u32)>,
+    /// Classes to look at again after a path (kept to save allocations).
+    fix: Vec<usize>,
     /// The cheapest path to a free unit found so far in this search, and
     /// the class it leaves from: an upper bound on the search's end.
     best: f64,
     last: u32,
-    /// An upper bound on this search's best path, known before it starts
-    /// (`bound_by_walking_up`).
-    bound: f64,
     /// Classes whose arc to the sink may cost less than its potential says
     /// (after a start).
     loose: Vec<usize>,
@@ -267,6 +263,7 @@ impl Classes {
             at,
             gone: vec![false; n],
             version: vec![0; n],
+            home: vec![NONE; n],
             seen: vec![f64::NAN; n * nf],
             levels: 0,
             pot: Vec::new(),
@@ -282,9 +279,9 @@ impl Classes {
             cross: Vec::new(),
             keep: Vec::new(),
             path: Vec::new(),
+            fix: Vec::new(),
             best: f64::INFINITY,
             last: NONE,
-            bound: f64::INFINITY,
             loose: Vec::new(),
             work: Work::default(),
             flavors,
@@ -317,6 +314,7 @@ impl Classes {
         self.times.extend_from_slice(times);
         self.gone.push(false);
         self.version.push(0);
+        self.home.push(NONE);
         let nf = self.flavors.len();
         self.seen.extend(std::iter::repeat_n(f64::NAN, nf));
         self.at.extend(std::iter::repeat_n(NONE, nf));
@@ -342,11 +340,46 @@ impl Classes {
         Ok(job)
     }
 
-    /// In debug builds, checks every flavor's bookkeeping.
+    /// In debug builds, checks every flavor's bookkeeping, and that the
+    /// potentials price no move one class up or down, and no job's move to
+    /// another flavor, below zero (beyond rounding).
     fn debug_check(&self) {
         if cfg!(debug_assertions) {
             for fl in &self.flavors {
                 fl.check();
+            }
+            self.check_potentials();
+        }
+    }
+
+    fn check_potentials(&self) {
+        let nf = self.flavors.len();
+        // Rounding scales with the largest magnitude summed: potentials,
+        // and a time at the deepest position.
+        let deepest = self.levels as f64;
+        let longest = self.times.iter().flatten().fold(1.0f64, |m, t| m.max(*t));
+        let scale = self
+            .pot
+            .iter()
+            .fold(longest * deepest, |m, p| m.max(p.abs()));
+        let tol = 1e-12 * scale;
+        for (fi, fl) in self.flavors.iter().enumerate() {
+            let f = self.flavor_ids[fi];
+            let time = |x: u32| self.times[x as usize * self.nflavors + f].unwrap_or(0.0);
+            for k in 0..fl.open {
+                let v = k * nf + fi;
+                let up = time(fl.shortest[k]) + self.pot[v] - self.pot[v + nf];
+                assert!(
+                    up >= -tol,
+                    "move up from class {k} of flavor {fi} costs {up}"
+                );
+                if k > 0 {
+                    let down = -time(fl.longest[k]) + self.pot[v] - self.pot[v - nf];
+                    assert!(
+                        down >= -tol,
+                        "move down from class {k} of flavor {fi} costs {down}"
+                    );
+                }
             }
         }
     }
@@ -403,6 +436,7 @@ impl Classes {
         let k = fl.shrink_last();
         self.gone[job as usize] = true;
         self.version[job as usize] += 1;
+        self.home[job as usize] = NONE;
         // The unit `job` held is free again; the rest is still optimal.
         let node = k * nf + fi;
         if self.sink_cost(node) < 0.0 {

@@ -53,15 +53,11 @@ impl Classes {
     }
 
     /// Offers class `node` the distance `d`. A distance at or past the best
-    /// path to a free unit found so far, or past the bound known before the
-    /// search (each plus the slack), is dropped: the search ends before it
-    /// would settle there, and the potential update caps it anyway.
+    /// path to a free unit found so far (plus the slack) is dropped: the
+    /// search ends before it would settle there, and the potential update
+    /// caps it anyway.
     fn relax(&mut self, node: usize, d: f64, from: u32, job: u32, slack: f64) {
-        if d < self.dist[node]
-            && d < self.best + slack
-            && d <= self.bound + slack
-            && !self.settled[node]
-        {
+        if d < self.dist[node] && d < self.best + slack && !self.settled[node] {
             if self.dist[node] == f64::INFINITY {
                 self.touched.push(node);
             }
@@ -124,7 +120,7 @@ impl Classes {
                 self.cross[idx].pop();
                 continue;
             }
-            if d + pv + bound >= self.best + slack || d + pv + bound > self.bound + slack {
+            if d + pv + bound >= self.best + slack {
                 break;
             }
             self.cross[idx].pop();
@@ -152,6 +148,7 @@ impl Classes {
         let leave = kth * self.time(job, fi).unwrap_or(0.0);
         let ver = self.version[job as usize] + 1;
         self.version[job as usize] = ver;
+        self.home[job as usize] = v as u32;
         for f2 in 0..nf {
             if f2 == fi || self.time(job, f2).is_none() {
                 continue;
@@ -186,34 +183,6 @@ impl Classes {
         }
     }
 
-    /// Bounds the search before it starts: from each class the new job
-    /// entered, the path that only moves jobs one class up until a free
-    /// unit. Those moves are usually tight after earlier searches, so this
-    /// is usually the best path's cost, and the search then prunes at once
-    /// what a bound found late (at the walk's end) would have let through.
-    /// A bound, not a path: the search still finds its path (moves one
-    /// class up are among its arcs, and it keeps distances equal to the
-    /// bound).
-    fn bound_by_walking_up(&mut self, slack: f64) {
-        let nf = self.flavors.len();
-        self.bound = self.best;
-        for i in 0..self.touched.len() {
-            let mut v = self.touched[i];
-            let mut d = self.dist[v];
-            loop {
-                self.bound = self.bound.min(d + self.sink_cost(v));
-                let (fi, k) = (v % nf, v / nf);
-                let fl = &self.flavors[fi];
-                if fl.count[k] == 0 || d >= self.bound + slack {
-                    break;
-                }
-                let s = fl.shortest[k];
-                d += self.time(s, fi).unwrap_or(0.0) + self.pot[v] - self.pot[v + nf];
-                v += nf;
-            }
-        }
-    }
-
     /// One shortest path from `job` to a free unit, applied.
     pub(super) fn augment(&mut self, job: u32) {
         let nf = self.flavors.len();
@@ -221,14 +190,12 @@ impl Classes {
         self.reserve_levels(top + 2);
         let slack = self.slack();
         self.best = f64::INFINITY;
-        self.bound = f64::INFINITY;
         self.last = NONE;
         // The new job's entries have any sign: all go to the heap.
         self.now = f64::NEG_INFINITY;
         for fi in 0..nf {
             self.enter(fi, job, 0.0, NONE, slack);
         }
-        self.bound_by_walking_up(slack);
         loop {
             let (d, v) = if let Some(v) = self.level.pop() {
                 (self.dist[v as usize], v as usize)
@@ -322,14 +289,53 @@ impl Classes {
             }
             v = from;
         }
+        // Which class holds a job follows from the order and the counts.
+        // That is the path's own assignment, but for ties: a job entering
+        // at the edge of a class and an equal neighbour moved out may land
+        // swapped (same cost), always across a class boundary. So each job
+        // the path moved is filed where the order puts it, and the path's
+        // classes and their neighbours find their bounds again and file
+        // their boundary jobs where they are not filed yet.
+        let mut fix = std::mem::take(&mut self.fix);
+        fix.clear();
         for &(v, _) in &path {
-            self.flavors[v % nf].bound(v / nf);
+            let k = v / nf;
+            fix.extend([v.saturating_sub(nf), v, v + nf].into_iter().filter(|&u| {
+                u % nf == v % nf && (u / nf).abs_diff(k) <= 1 && u / nf < self.levels
+            }));
         }
-        if nf > 1 {
-            for &(v, x) in &path {
-                self.file(v, x);
+        fix.sort_unstable();
+        fix.dedup();
+        for &v in &fix {
+            let (fi, k) = (v % nf, v / nf);
+            if k < self.flavors[fi].open {
+                self.flavors[fi].bound(k);
             }
         }
+        if nf > 1 {
+            for i in 0..path.len() {
+                let (v, x) = path[i];
+                let fi = v % nf;
+                let fl = &self.flavors[fi];
+                let rank = fl.held.rank(self.at[x as usize * nf + fi] as usize);
+                let home = fl.class_of(rank) * nf + fi;
+                if self.home[x as usize] != home as u32 {
+                    self.file(home, x);
+                }
+            }
+            for &v in &fix {
+                let (fi, k) = (v % nf, v / nf);
+                if k >= self.flavors[fi].open {
+                    continue;
+                }
+                for x in [self.flavors[fi].longest[k], self.flavors[fi].shortest[k]] {
+                    if self.home[x as usize] != v as u32 {
+                        self.file(v, x);
+                    }
+                }
+            }
+        }
+        self.fix = fix;
         self.path = path;
     }
 }
