@@ -313,8 +313,7 @@ impl Classes {
             }
         }
         if nf > 1 {
-            for i in 0..path.len() {
-                let (v, x) = path[i];
+            for &(v, x) in &path {
                 let fi = v % nf;
                 let fl = &self.flavors[fi];
                 let rank = fl.held.rank(self.at[x as usize * nf + fi] as usize);
