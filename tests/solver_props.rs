@@ -198,6 +198,50 @@ proptest! {
     }
 }
 
+/// Runs `steps` on the class solver's warm state of `inst`, arrivals'
+/// times passed through `scale`, and every `every` steps holds its cost to
+/// `reference`'s on the jobs left.
+fn run_classes_warm(
+    inst: &Instance,
+    steps: Vec<Step>,
+    scale: impl Fn(f64) -> f64,
+    every: usize,
+    reference: impl Fn(&Instance) -> Solution,
+) -> Result<(), TestCaseError> {
+    let mut state = classes::Classes::cold(inst).unwrap();
+    for (i, step) in steps.into_iter().enumerate() {
+        match step {
+            Step::Arrive(mut times, _) => {
+                for t in times.iter_mut().flatten() {
+                    *t = scale(*t);
+                }
+                if !inst.machines.iter().any(|m| times[m.flavor].is_some()) {
+                    times[inst.machines[0].flavor] = Some(scale(7.0));
+                }
+                state.add_job(&times).unwrap();
+            }
+            Step::Start(_) => {
+                state.start_next();
+            }
+            Step::Advance(dt) => state.advance(scale(dt).min(state.room())),
+        }
+        if i % every == every - 1 {
+            let (remaining, _) = state.remaining();
+            let cold = reference(&remaining);
+            let warm = state.cost();
+            let tol = 1e-9 * cold.objective.abs().max(1.0);
+            prop_assert!(
+                (warm - cold.objective).abs() <= tol,
+                "step {}: warm {} != cold {}",
+                i,
+                warm,
+                cold.objective
+            );
+        }
+    }
+    Ok(())
+}
+
 // Times and free times off any binary grid (thirds), so sums round: the
 // searches must not lose a path to rounding between two ways of summing it.
 proptest! {
@@ -216,31 +260,7 @@ proptest! {
         let c = classes::solve(&inst).unwrap();
         let f = fast::solve(&inst).unwrap();
         assert_same_objective(&c, &f);
-        let mut state = classes::Classes::cold(&inst).unwrap();
-        for (i, step) in steps.into_iter().enumerate() {
-            match step {
-                Step::Arrive(mut times, _) => {
-                    for t in times.iter_mut().flatten() {
-                        *t = third(*t);
-                    }
-                    if !inst.machines.iter().any(|m| times[m.flavor].is_some()) {
-                        times[inst.machines[0].flavor] = Some(7.0 / 3.0);
-                    }
-                    state.add_job(&times).unwrap();
-                }
-                Step::Start(_) => {
-                    state.start_next();
-                }
-                Step::Advance(dt) => state.advance(third(dt).min(state.room())),
-            }
-            if i % 10 == 9 {
-                let (remaining, _) = state.remaining();
-                let cold = fast::solve(&remaining).unwrap();
-                let warm = state.cost();
-                let tol = 1e-9 * cold.objective.abs().max(1.0);
-                prop_assert!((warm - cold.objective).abs() <= tol, "step {}: warm {} != cold {}", i, warm, cold.objective);
-            }
-        }
+        run_classes_warm(&inst, steps, third, 10, |i| fast::solve(i).unwrap())?;
     }
 }
 
@@ -435,26 +455,7 @@ proptest! {
     fn classes_warm_equals_cold((inst, steps) in warm_run(40)) {
         let mut inst = inst;
         inst.preferred.clear();
-        let mut state = classes::Classes::cold(&inst).unwrap();
-        for step in steps {
-            match step {
-                Step::Arrive(mut times, _) => {
-                    if !inst.machines.iter().any(|m| times[m.flavor].is_some()) {
-                        times[inst.machines[0].flavor] = Some(7.0);
-                    }
-                    state.add_job(&times).unwrap();
-                }
-                Step::Start(_) => {
-                    state.start_next();
-                }
-                Step::Advance(dt) => state.advance(dt.min(state.room())),
-            }
-            let (remaining, _) = state.remaining();
-            let cold = munkres_ref::solve(&remaining).unwrap();
-            let warm = state.cost();
-            let tol = 1e-9 * cold.objective.abs().max(1.0);
-            prop_assert!((warm - cold.objective).abs() <= tol, "warm {} != cold {}", warm, cold.objective);
-        }
+        run_classes_warm(&inst, steps, |t| t, 1, |i| munkres_ref::solve(i).unwrap())?;
     }
 }
 
@@ -467,28 +468,7 @@ proptest! {
     fn classes_warm_equals_cold_on_deeper_runs((inst, steps) in warm_run_on(150, 12, 300)) {
         let mut inst = inst;
         inst.preferred.clear();
-        let mut state = classes::Classes::cold(&inst).unwrap();
-        for (i, step) in steps.into_iter().enumerate() {
-            match step {
-                Step::Arrive(mut times, _) => {
-                    if !inst.machines.iter().any(|m| times[m.flavor].is_some()) {
-                        times[inst.machines[0].flavor] = Some(7.0);
-                    }
-                    state.add_job(&times).unwrap();
-                }
-                Step::Start(_) => {
-                    state.start_next();
-                }
-                Step::Advance(dt) => state.advance(dt.min(state.room())),
-            }
-            if i % 10 == 9 {
-                let (remaining, _) = state.remaining();
-                let cold = fast::solve(&remaining).unwrap();
-                let warm = state.cost();
-                let tol = 1e-9 * cold.objective.abs().max(1.0);
-                prop_assert!((warm - cold.objective).abs() <= tol, "step {}: warm {} != cold {}", i, warm, cold.objective);
-            }
-        }
+        run_classes_warm(&inst, steps, |t| t, 10, |i| fast::solve(i).unwrap())?;
     }
 }
 

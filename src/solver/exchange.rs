@@ -539,28 +539,16 @@ impl Exchange {
         let ids: Vec<u32> = (0..self.home.len() as u32)
             .filter(|&j| self.home[j as usize] != GONE)
             .collect();
-        let f = self.flavors;
-        let instance = Instance {
-            flavors: f,
-            machines: self
-                .queues
-                .iter()
-                .map(|q| Machine {
-                    flavor: q.flavor,
-                    free_in: q.free_in,
-                })
-                .collect(),
-            releases: vec![0.0; ids.len()],
-            times: ids
-                .iter()
-                .flat_map(|&j| {
-                    self.times[j as usize * f..(j as usize + 1) * f]
-                        .iter()
-                        .copied()
-                })
-                .collect(),
-            preferred: ids.iter().map(|&j| self.preferred[j as usize]).collect(),
-        };
+        let machines = self
+            .queues
+            .iter()
+            .map(|q| Machine {
+                flavor: q.flavor,
+                free_in: q.free_in,
+            })
+            .collect();
+        let preferred = ids.iter().map(|&j| self.preferred[j as usize]).collect();
+        let instance = Instance::of_jobs(self.flavors, machines, &self.times, &ids, preferred);
         (instance, ids)
     }
 

@@ -111,6 +111,32 @@ impl Instance {
         Ok(())
     }
 
+    /// The jobs `ids` of a warm state (times row-major over `flavors`),
+    /// released now, on `machines`: what a cold solve of that state is
+    /// given.
+    pub fn of_jobs(
+        flavors: usize,
+        machines: Vec<Machine>,
+        times: &[Option<f64>],
+        ids: &[u32],
+        preferred: Vec<Option<(usize, f64)>>,
+    ) -> Instance {
+        Instance {
+            flavors,
+            machines,
+            releases: vec![0.0; ids.len()],
+            times: ids
+                .iter()
+                .flat_map(|&j| {
+                    times[j as usize * flavors..(j as usize + 1) * flavors]
+                        .iter()
+                        .copied()
+                })
+                .collect(),
+            preferred,
+        }
+    }
+
     /// The objective of an assignment, recomputed from scratch.
     pub fn objective(&self, slots: &[Slot]) -> f64 {
         slots

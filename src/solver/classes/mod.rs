@@ -470,26 +470,13 @@ impl Classes {
         let ids: Vec<u32> = (0..self.gone.len() as u32)
             .filter(|&j| !self.gone[j as usize])
             .collect();
-        let f = self.nflavors;
-        let instance = Instance {
-            flavors: f,
-            machines: (0..self.free_at.len())
-                .map(|m| Machine {
-                    flavor: self.machine_flavor[m],
-                    free_in: self.free_at[m] - self.clock,
-                })
-                .collect(),
-            releases: vec![0.0; ids.len()],
-            times: ids
-                .iter()
-                .flat_map(|&j| {
-                    self.times[j as usize * f..(j as usize + 1) * f]
-                        .iter()
-                        .copied()
-                })
-                .collect(),
-            preferred: Vec::new(),
-        };
+        let machines = (0..self.free_at.len())
+            .map(|m| Machine {
+                flavor: self.machine_flavor[m],
+                free_in: self.free_at[m] - self.clock,
+            })
+            .collect();
+        let instance = Instance::of_jobs(self.nflavors, machines, &self.times, &ids, Vec::new());
         (instance, ids)
     }
 }
