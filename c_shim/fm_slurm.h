@@ -86,6 +86,17 @@ bool fm_manages_every_partition(void);
  * LockHoldMs (plus the one job being handled): work over many jobs calls
  * fm_hold_spent() between jobs and fm_hold_yield() when it says so, and
  * finds its jobs again by id after a yield. */
+/* What a cycle does under the locks, each phase's time reported apart. */
+typedef enum {
+	FM_PHASE_WALK,		/* the walk over the job list, nodes, partitions */
+	FM_PHASE_UNMODELLED,	/* starting the jobs fairmatch does not model */
+	FM_PHASE_PENDING,	/* the pending jobs the walk left to copy */
+	FM_PHASE_CHECKS,	/* Slurm's rules for the window's jobs */
+	FM_PHASE_STARTS,	/* applying the decisions */
+	FM_PHASE_LAUNCHES,	/* launching batch scripts */
+	FM_PHASES
+} fm_phase_t;
+
 typedef struct {
 	struct timeval since;	/* when the current hold began */
 	uint64_t since_cpu_ns, since_wait_ns;	/* the agent thread's CPU
@@ -103,12 +114,18 @@ typedef struct {
 	 * the time the thread waited for a CPU while holding the locks. */
 	uint32_t longest_cpu_us;
 	/* The first hold's CPU time, and the most of any later one. The
-	 * first walks the whole job list twice (the unmodelled jobs' pass,
-	 * the snapshot's first part), which a list iterator cannot split:
-	 * it grows with the job records, not with LockHoldMs. */
+	 * first walks the whole job list once and starts the unmodelled
+	 * jobs, which a list iterator cannot split: it grows with the job
+	 * records, not with LockHoldMs. */
 	uint32_t first_cpu_us, later_cpu_us;
-	const char *phase;	/* what the current hold is for, for the log */
+	fm_phase_t phase;	/* what the hold is doing now */
+	struct timeval phase_since;	/* when it began doing that */
+	uint32_t phase_us[FM_PHASES];	/* time under the locks per phase */
 } fm_hold_t;
+
+/* Charges the hold's time so far to its current phase, then goes on
+ * with `phase`. */
+void fm_hold_phase(fm_hold_t *h, fm_phase_t phase);
 
 /* fm_loaded_by.c: the release this plugin was built for. */
 const char *fm_built_for(void);
@@ -153,23 +170,45 @@ typedef struct {
 	bool cpu_free;
 } fm_watch_t;
 
-/* Nodes, partitions, running and finished jobs, and the ids of the
- * pending managed jobs, whose copy (fm_snapshot_pending) and checks
- * (fm_check_pending) are the long part. */
-void fm_snapshot_begin(fm_snapshot_t *s, const fm_reservation_t *resv,
-		       time_t *last_finished_scan, fm_watch_t *watch,
-		       size_t n_ids);
-/* Copies the pending jobs ids[*next..n_ids) (fm_unmanaged_pass() found
- * them managed; yielded: the locks were let go since), cheaply and
- * unchecked. Returns true when done, false when the hold is spent first
- * (yield, then call again). */
-bool fm_snapshot_pending(fm_snapshot_t *s, const uint32_t *ids, size_t n_ids,
-			 size_t *next, bool yielded, fm_hold_t *h);
+/* What a cycle's walk over the job list leaves for the rest of its
+ * snapshot. Free with fm_walk_free(). */
+typedef struct {
+	time_t scan_from, scan_to;	/* ended jobs taken: [from, to) */
+	uint32_t *held;			/* CPUs held per node */
+	list_t *unmodelled;	/* startable jobs fairmatch does not model */
+	/* The managed pending jobs, to copy: the pointers are good until
+	 * the locks are first let go, the ids after. */
+	job_record_t **jobs;
+	uint32_t *ids;
+	size_t n_ids;
+} fm_walk_t;
+
+/* One walk over the job list: running and ended jobs, what the agent
+ * watches, the startable unmodelled jobs (into w->unmodelled, which the
+ * caller creates) and the managed pending ones (for
+ * fm_snapshot_pending()). */
+void fm_snapshot_begin(fm_snapshot_t *s, time_t *last_finished_scan,
+		       fm_watch_t *watch, fm_walk_t *w);
+/* After the unmodelled jobs' pass: nodes (with its reservation) and
+ * partitions, and whether a CPU is free. `rescan`: the pass started
+ * jobs, so the running ones are taken again. */
+void fm_snapshot_nodes(fm_snapshot_t *s, const fm_reservation_t *resv,
+		       fm_watch_t *watch, fm_walk_t *w, bool rescan);
+void fm_walk_free(fm_walk_t *w);
+/* Copies the managed pending jobs w[*next..n_ids), cheaply and
+ * unchecked (yielded: the locks were let go since the walk). Returns true
+ * when done, false when the hold is spent first (yield, then call
+ * again). */
+bool fm_snapshot_pending(fm_snapshot_t *s, const fm_walk_t *w, size_t *next,
+			 bool yielded, fm_hold_t *h);
 /* Applies Slurm's rules to the pending records idx[*next..n) not checked
  * yet. Returns as fm_snapshot_pending(). */
 bool fm_check_pending(fm_snapshot_t *s, const size_t *idx, size_t n,
 		      size_t *next, fm_hold_t *h);
 void fm_free_snapshot(fm_snapshot_t *s);
+/* Frees the blocks that keep the snapshots' strings (the agent is
+ * stopped). */
+void fm_snapshot_release(void);
 
 /* fm_start.c: caller holds the cycle locks. Jobs started so far. */
 extern uint64_t fm_started_count;
@@ -177,10 +216,10 @@ extern uint64_t fm_started_count;
  * state file holds their allocations. */
 size_t fm_deferred_count(void);
 size_t fm_launch_deferred(fm_hold_t *h);
-/* Starts the jobs fairmatch does not model (EASY backfill), and hands back
- * the ids of the pending jobs it does (xfree them). */
-void fm_unmanaged_pass(fm_reservation_t *resv, uint32_t **managed_ids,
-		       size_t *n_managed);
+/* Starts the jobs fairmatch does not model (EASY backfill): `queue`
+ * holds the startable ones (fm_snapshot_begin() finds them) and is left
+ * empty. Returns how many jobs started. */
+size_t fm_unmanaged_start(list_t *queue, fm_reservation_t *resv);
 /* Yields the locks between decisions when the hold is spent, and stops
  * (leaving the rest for the next cycle) if fm_hold_yield() says so. */
 size_t fm_apply(const fm_decision_t *decisions, int64_t count,

@@ -396,36 +396,12 @@ static int _priority_cmp(void *x, void *y)
 }
 
 /* In priority order, starts what fits and reserves for the first job that
- * does not: later jobs may use its nodes only if they end before it. With
- * managed_ids, the pending managed jobs' ids go there (the snapshot's, so
- * the queue is classified once a cycle). */
-static void _easy_pass(bool include_managed, fm_reservation_t *resv,
-		       uint32_t **managed_ids, size_t *n_managed)
+ * does not: later jobs may use its nodes only if they end before it.
+ * Empties the queue; returns how many jobs started. */
+static size_t _easy_start(list_t *queue, fm_reservation_t *resv)
 {
-	list_t *queue = list_create(NULL);
 	job_record_t *job_ptr;
-	uint32_t *ids = NULL;
 	size_t n = 0;
-	if (managed_ids)
-		ids = xcalloc(list_count(job_list) + 1, sizeof(uint32_t));
-	list_itr_t *it = list_iterator_create(job_list);
-	/* Cheapest test first: the list holds every finished job too. */
-	while ((job_ptr = list_next(it))) {
-		if (!IS_JOB_PENDING(job_ptr))
-			continue;
-		if (!include_managed && fm_managed(job_ptr)) {
-			if (ids)
-				ids[n++] = job_ptr->job_id;
-			continue;
-		}
-		if (fm_startable(job_ptr))
-			list_append(queue, job_ptr);
-	}
-	list_iterator_destroy(it);
-	if (managed_ids) {
-		*managed_ids = ids;
-		*n_managed = n;
-	}
 	list_sort(queue, _priority_cmp);
 	while ((job_ptr = list_pop(queue))) {
 		uint32_t id = job_ptr->job_id;
@@ -436,6 +412,7 @@ static void _easy_pass(bool include_managed, fm_reservation_t *resv,
 			    SLURM_SUCCESS)
 				break;
 			started = true;
+			n++;
 			info("fairmatch: started %pJ first-come first-served on %s",
 			     job_ptr, job_ptr->nodes);
 			job_ptr = find_job_record(id);	/* an array's rest */
@@ -450,19 +427,26 @@ static void _easy_pass(bool include_managed, fm_reservation_t *resv,
 		     job_ptr->state_reason == WAIT_PRIORITY))
 			_reserve(job_ptr, resv);
 	}
-	FREE_NULL_LIST(queue);
+	return n;
 }
 
-void fm_unmanaged_pass(fm_reservation_t *resv, uint32_t **managed_ids,
-		       size_t *n_managed)
+size_t fm_unmanaged_start(list_t *queue, fm_reservation_t *resv)
 {
-	_easy_pass(false, resv, managed_ids, n_managed);
+	return _easy_start(queue, resv);
 }
 
 void fm_fallback(void)
 {
 	fm_reservation_t resv = { 0 };
-	_easy_pass(true, &resv, NULL, NULL);
+	list_t *queue = list_create(NULL);
+	job_record_t *job_ptr;
+	list_itr_t *it = list_iterator_create(job_list);
+	while ((job_ptr = list_next(it)))
+		if (fm_startable(job_ptr))
+			list_append(queue, job_ptr);
+	list_iterator_destroy(it);
+	_easy_start(queue, &resv);
+	FREE_NULL_LIST(queue);
 	fm_free_reservation(&resv);
 }
 

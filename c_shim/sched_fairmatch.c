@@ -223,6 +223,15 @@ static uint64_t _thread_wait_ns(void)
 	return wait;
 }
 
+static const char *phase_names[FM_PHASES] = {
+	[FM_PHASE_WALK] = "walk over the job list",
+	[FM_PHASE_UNMODELLED] = "jobs fairmatch does not model",
+	[FM_PHASE_PENDING] = "snapshot of pending jobs",
+	[FM_PHASE_CHECKS] = "checks of pending jobs",
+	[FM_PHASE_STARTS] = "applying decisions",
+	[FM_PHASE_LAUNCHES] = "launching batch scripts",
+};
+
 /* Long enough for a thread woken by our unlock to take the locks before
  * we take them back. */
 #define YIELD_SLEEP_US 1000
@@ -231,6 +240,7 @@ void fm_lock(fm_hold_t *h)
 {
 	lock_slurmctld(cycle_locks);
 	gettimeofday(&h->since, NULL);
+	h->phase_since = h->since;
 	h->since_cpu_ns = _thread_cpu_ns();
 	h->since_wait_ns = _thread_wait_ns();
 	h->held = true;
@@ -243,6 +253,7 @@ void fm_unlock(fm_hold_t *h)
 	uint32_t us = _usec_since(&h->since);
 	uint32_t cpu_us = (_thread_cpu_ns() - h->since_cpu_ns) / 1000;
 	uint64_t wait_ns = _thread_wait_ns();
+	h->phase_us[h->phase] += _usec_since(&h->phase_since);
 	h->held = false;
 	h->total_us += us;
 	h->longest_us = MAX(h->longest_us, us);
@@ -258,7 +269,20 @@ void fm_unlock(fm_hold_t *h)
 	if (us > 2000U * settings.hold_ms)
 		debug("fairmatch: held slurmctld's locks for %u us (%u us on a CPU, %"PRIu64" us waiting for one; %s), over twice LockHoldMs",
 		      us, cpu_us, (wait_ns - h->since_wait_ns) / 1000,
-		      h->phase ? h->phase : "?");
+		      phase_names[h->phase]);
+}
+
+void fm_hold_phase(fm_hold_t *h, fm_phase_t phase)
+{
+	struct timeval now;
+	gettimeofday(&now, NULL);
+	if (h->held) {
+		long long us = (now.tv_sec - h->phase_since.tv_sec) * 1000000LL +
+			       (now.tv_usec - h->phase_since.tv_usec);
+		h->phase_us[h->phase] += us < 0 ? 0 : (uint32_t) us;
+	}
+	h->phase = phase;
+	h->phase_since = now;
 }
 
 bool fm_hold_spent(const fm_hold_t *h)
@@ -339,8 +363,8 @@ static uint32_t _make_durable(fm_hold_t *h)
 	if (!fm_deferred_count())
 		return dump_us;
 	schedule_node_save();
-	h->phase = "launching batch scripts";
 	fm_lock(h);
+	fm_hold_phase(h, FM_PHASE_LAUNCHES);
 	size_t launched = fm_launch_deferred(h);
 	fm_unlock(h);
 	debug2("fairmatch: %zu batch scripts launched", launched);
@@ -372,7 +396,7 @@ static bool _check_window(fm_snapshot_t *snap, fm_hold_t *h)
 				if (snap->pending[i].checked == FM_CHECK_NOT)
 					idx[k++] = i;
 		}
-		h->phase = "checks of pending jobs";
+		fm_hold_phase(h, FM_PHASE_CHECKS);
 		size_t next = 0;
 		while (!fm_check_pending(snap, idx, k, &next, h))
 			if (!(ok = fm_hold_yield(h)))
@@ -391,32 +415,31 @@ static time_t _monotonic_seconds(void)
 
 /* Copies the snapshot under the locks, yielding them whenever a hold is
  * spent. Returns false (nothing to free) if the cycle must stop. Sets
- * `*full` (snapshot begun, no pending job copied) when every CPU is held:
+ * `*full` (no pending job copied) when every CPU is held:
  * most cycles of a busy cluster, where the pending jobs' copy and checks
  * were all of the cycle's time under the locks and no plan can start a
  * job (fm_watch_t.cpu_free). */
 static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 			   fm_hold_t *h, bool *full)
 {
-	uint32_t *ids = NULL;
-	size_t n_ids = 0, next = 0;
 	time_t scanned_to = last_finished_scan;
-	bool ok = _scheduling_allowed();
-	if (ok) {
-		h->phase = "jobs fairmatch does not model";
-		fm_unmanaged_pass(resv, &ids, &n_ids);
-		h->phase = "snapshot of nodes, partitions and running jobs";
-		fm_snapshot_begin(snap, resv, &last_finished_scan, &watch,
-				  n_ids);
-		*full = !watch.cpu_free && last_plan &&
-			_monotonic_seconds() - last_plan < PLAN_AT_LEAST_EVERY;
-		if (*full) {
-			xfree(ids);
-			return true;
-		}
-		h->phase = "snapshot of pending jobs";
+	if (!_scheduling_allowed())
+		return false;
+	fm_walk_t walk = { .unmodelled = list_create(NULL) };
+	fm_hold_phase(h, FM_PHASE_WALK);
+	fm_snapshot_begin(snap, &last_finished_scan, &watch, &walk);
+	fm_hold_phase(h, FM_PHASE_UNMODELLED);
+	size_t started = fm_unmanaged_start(walk.unmodelled, resv);
+	fm_hold_phase(h, FM_PHASE_WALK);
+	fm_snapshot_nodes(snap, resv, &watch, &walk, started > 0);
+	*full = !watch.cpu_free && last_plan &&
+		_monotonic_seconds() - last_plan < PLAN_AT_LEAST_EVERY;
+	bool ok = true;
+	if (!*full) {
+		fm_hold_phase(h, FM_PHASE_PENDING);
+		size_t next = 0;
 		uint32_t holds = h->holds;
-		while (!fm_snapshot_pending(snap, ids, n_ids, &next,
+		while (!fm_snapshot_pending(snap, &walk, &next,
 					    h->holds != holds, h))
 			if (!(ok = fm_hold_yield(h)))
 				break;
@@ -429,8 +452,18 @@ static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 			fm_free_snapshot(snap);
 		}
 	}
-	xfree(ids);
+	fm_walk_free(&walk);
 	return ok;
+}
+
+/* The hold's time per phase, for the cycle's debug line. */
+static void _phases_text(const fm_hold_t *h, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "by phase: walk %u, unmodelled %u, pending %u, checks %u, starts %u, launches %u us",
+		 h->phase_us[FM_PHASE_WALK], h->phase_us[FM_PHASE_UNMODELLED],
+		 h->phase_us[FM_PHASE_PENDING], h->phase_us[FM_PHASE_CHECKS],
+		 h->phase_us[FM_PHASE_STARTS], h->phase_us[FM_PHASE_LAUNCHES]);
 }
 
 /* Returns false when the cycle stopped short (snapshot abandoned, or
@@ -470,10 +503,12 @@ static bool _cycle(void)
 		fm_free_snapshot(&snap);
 		fm_free_reservation(&resv);
 		uint32_t save_us = _make_durable(&hold);
-		debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, no plan: every CPU held, state save %u us; first hold on a CPU %u us, later holds at most %u us)",
+		char phases[200];
+		_phases_text(&hold, phases, sizeof(phases));
+		debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, no plan: every CPU held, state save %u us; first hold on a CPU %u us, later holds at most %u us; %s)",
 		      _usec_since(&cycle_start), hold.total_us, hold.holds,
 		      hold.longest_us, hold.longest_cpu_us, snapshot_us,
-		      save_us, hold.first_cpu_us, hold.later_cpu_us);
+		      save_us, hold.first_cpu_us, hold.later_cpu_us, phases);
 		return true;
 	}
 	last_plan = _monotonic_seconds();
@@ -498,8 +533,8 @@ static bool _cycle(void)
 	fm_free_snapshot(&snap);
 
 	size_t n_outcomes = 0;
-	hold.phase = "applying decisions";
 	fm_lock(&hold);
+	fm_hold_phase(&hold, FM_PHASE_STARTS);
 	/* While the plan ran, partitions, reservations or slurm.conf may have
 	 * changed (node indices, the reserved nodes): plan again instead. */
 	bool applied = fm_hold_unchanged(&hold);
@@ -523,11 +558,13 @@ static bool _cycle(void)
 
 	if (n_outcomes)
 		fairmatch_rs_observe(outcomes, n_outcomes);
-	debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, plan %u us, state save %u us; first hold on a CPU %u us, later holds at most %u us), %u queued (%zu checked), %zu starts tried",
+	char phases[200];
+	_phases_text(&hold, phases, sizeof(phases));
+	debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, plan %u us, state save %u us; first hold on a CPU %u us, later holds at most %u us), %u queued (%zu checked), %zu starts tried; %s",
 	      cycle_us, hold.total_us, hold.holds, hold.longest_us,
 	      hold.longest_cpu_us, snapshot_us, plan_us, save_us,
 	      hold.first_cpu_us, hold.later_cpu_us, queue_len, checked,
-	      n_outcomes);
+	      n_outcomes, phases);
 	xfree(decisions);
 	xfree(outcomes);
 	return applied;
@@ -608,6 +645,7 @@ void fairmatch_shim_fini(void)
 	slurm_mutex_unlock(&term_lock);
 	if (agent_thread)
 		fm_thread_join(agent_thread);
+	fm_snapshot_release();
 	fairmatch_rs_shutdown();
 }
 
