@@ -481,7 +481,7 @@ struct Burst {
 const BURST_CONF: &str = "LockHoldMs=1\n";
 
 /// Per fairmatch cycle in `log`: how many times it took slurmctld's locks,
-/// the CPU time of its first hold (the two walks over the job list, see
+/// the CPU time of its first hold (the walk over the job list, see
 /// `fm_hold_t`), and the most CPU time any later hold used, in
 /// microseconds.
 fn lock_holds(log: &str) -> Vec<(u64, u64, u64)> {
@@ -664,7 +664,7 @@ fn s_a_burst_of_jobs_loses_none() {
             let (p90, most_cpu) = (at(&later, 0.9), at(&later, 1.0));
             let (first_p90, first_most) = (at(&first, 0.9), at(&first, 1.0));
             eprintln!(
-                "  {:<16} {} cycles; at most {most_holds} lock holds in one; on a CPU, a cycle's first hold (the job-list walks): p90 {first_p90} us, max {first_most} us; its longest later hold: p90 {p90} us, max {most_cpu} us",
+                "  {:<16} {} cycles; at most {most_holds} lock holds in one; on a CPU, a cycle's first hold (the job-list walk): p90 {first_p90} us, max {first_most} us; its longest later hold: p90 {p90} us, max {most_cpu} us",
                 "",
                 holds.len()
             );
@@ -694,14 +694,15 @@ fn s_a_burst_of_jobs_loses_none() {
                 most_cpu <= 40_000,
                 "a hold used {most_cpu} us of CPU: {slowest:?}"
             );
-            // The first hold walks every job record twice, and yields
-            // only after: it grows with the records (10,000 here, kept
-            // by MinJobAge), 4 to 18 ms of CPU on this machine. The
+            // The first hold walks every job record, and yields only
+            // after: it grows with the records (10,000 here, kept by
+            // MinJobAge), 4 to 18 ms of CPU on this machine with two
+            // walks, about 2 ms with one. The
             // bound catches a walk that does per-record work beyond a
             // few field reads (a quadratic one would take seconds).
             assert!(
                 first_most <= 60_000,
-                "the job-list walks used {first_most} us of CPU in one hold: {slowest:?}"
+                "the job-list walk used {first_most} us of CPU in one hold: {slowest:?}"
             );
         }
     }
