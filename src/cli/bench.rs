@@ -130,6 +130,20 @@ struct IncrementalReport {
     completion_max_seconds: f64,
     /// `cold_seconds / arrival_median_seconds`.
     arrival_speedup: f64,
+    /// The class solver: classes settled and moves between flavors
+    /// relaxed by the median arrival and the most by any (how much a slow
+    /// arrival searched, whatever the machine's noise did to its time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrival_median_settled: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrival_max_settled: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrival_median_relaxed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrival_max_relaxed: Option<u64>,
+    /// Arrivals whose search ran again without the probes' cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrival_reruns: Option<u64>,
     /// The final warm state's cost, and a cold solve's of the same jobs.
     warm_cost: f64,
     cold_cost: f64,
@@ -170,6 +184,12 @@ impl Warm {
     }
 }
 
+/// The median of some counts (sorts them); `None` when there are none.
+fn median_count(v: &mut [u64]) -> Option<u64> {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied()
+}
+
 fn inexact(e: exchange::Inexact) -> CliError {
     CliError::Run(format!(
         "{e:?}: the exchange search could not certify a step"
@@ -191,6 +211,8 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
     let mut state = Warm::cold(&instance, classes)?;
     let cold_seconds = started.elapsed().as_secs_f64();
     let (mut arrive, mut complete) = (Vec::new(), Vec::new());
+    let (mut settled, mut relaxed) = (Vec::new(), Vec::new());
+    let mut reruns = None;
     for e in 0..args.events {
         if e % 2 == 0 {
             let f = args.flavors;
@@ -201,7 +223,11 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
                     s.add_job(times, None).map_err(inexact)?;
                 }
                 Warm::Classes(s) => {
+                    let before = s.work();
                     s.add_job(times).map_err(|e| CliError::Run(e.to_string()))?;
+                    settled.push(s.work().settled - before.settled);
+                    relaxed.push(s.work().relaxed - before.relaxed);
+                    *reruns.get_or_insert(0) += s.work().reruns - before.reruns;
                 }
             }
             arrive.push(started.elapsed().as_secs_f64());
@@ -251,6 +277,11 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
         completion_max_seconds: max(&complete),
         completion_median_seconds: median(&mut complete),
         arrival_speedup: cold_seconds / arrival_median_seconds.max(1e-9),
+        arrival_median_settled: median_count(&mut settled),
+        arrival_max_settled: settled.iter().copied().max(),
+        arrival_median_relaxed: median_count(&mut relaxed),
+        arrival_max_relaxed: relaxed.iter().copied().max(),
+        arrival_reruns: reruns,
         warm_cost: state.cost(),
         cold_cost,
         peak_rss_mb: peak_rss_mb(),
@@ -268,7 +299,7 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
         println!(
             "{} jobs x {} machines x {} flavors, {} warm: arrival median {:.6} s / max {:.6} s ({} arrivals), \
              completion median {:.6} s / max {:.6} s ({}); cold solve {:.3} s ({:.0}x the median arrival); \
-             warm cost {} = cold cost {}",
+             warm cost {} = cold cost {}{}",
             report.jobs,
             report.machines,
             report.flavors,
@@ -283,6 +314,20 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
             report.arrival_speedup,
             report.warm_cost,
             report.cold_cost,
+            match (
+                report.arrival_median_settled,
+                report.arrival_max_settled,
+                report.arrival_median_relaxed,
+                report.arrival_max_relaxed,
+            ) {
+                (Some(ms), Some(xs), Some(mr), Some(xr)) => format!(
+                    "; per arrival, classes settled: median {ms}, max {xs}; \
+                     moves between flavors relaxed: median {mr}, max {xr}; \
+                     searches run again without the cap: {}",
+                    report.arrival_reruns.unwrap_or(0)
+                ),
+                _ => String::new(),
+            },
         );
     }
     Ok(())

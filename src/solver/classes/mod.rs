@@ -94,6 +94,8 @@ pub struct Work {
     pub settled: u64,
     /// Moves between flavors relaxed.
     pub relaxed: u64,
+    /// Searches run again without the probes' cap (`search.rs`, `augment`).
+    pub reruns: u64,
 }
 
 /// [`solve`], also saying how much searching it took.
@@ -184,6 +186,10 @@ pub struct Classes {
     /// the class it leaves from: an upper bound on the search's end.
     best: f64,
     last: u32,
+    /// What a path up one chain to a free unit costs, found before the
+    /// search (`probe`), plus the slack and an allowance for rounding: no
+    /// class at or past it can be on a cheaper path.
+    cap: f64,
     /// Classes whose arc to the sink may cost less than its potential says
     /// (after a start).
     loose: Vec<usize>,
@@ -191,6 +197,10 @@ pub struct Classes {
 }
 
 impl Classes {
+    /// The searching done so far, over every augmentation of this state.
+    pub fn work(&self) -> Work {
+        self.work
+    }
     /// Places every job of `instance` (which [`applies`] must accept).
     pub fn cold(instance: &Instance) -> Result<Self, SolveError> {
         instance.validate()?;
@@ -282,6 +292,7 @@ impl Classes {
             fix: Vec::new(),
             best: f64::INFINITY,
             last: NONE,
+            cap: f64::INFINITY,
             loose: Vec::new(),
             work: Work::default(),
             flavors,

@@ -52,12 +52,18 @@ impl Classes {
         worst
     }
 
+    /// Where the search stops: past the best path found so far (plus the
+    /// slack), or past the probes' cap.
+    fn limit(&self, slack: f64) -> f64 {
+        (self.best + slack).min(self.cap)
+    }
+
     /// Offers class `node` the distance `d`. A distance at or past the best
     /// path to a free unit found so far (plus the slack) is dropped: the
     /// search ends before it would settle there, and the potential update
     /// caps it anyway.
     fn relax(&mut self, node: usize, d: f64, from: u32, job: u32, slack: f64) {
-        if d < self.dist[node] && d < self.best + slack && !self.settled[node] {
+        if d < self.dist[node] && d < self.limit(slack) && !self.settled[node] {
             if self.dist[node] == f64::INFINITY {
                 self.touched.push(node);
             }
@@ -120,7 +126,7 @@ impl Classes {
                 self.cross[idx].pop();
                 continue;
             }
-            if d + pv + bound >= self.best + slack {
+            if d + pv + bound >= self.limit(slack) {
                 break;
             }
             self.cross[idx].pop();
@@ -183,12 +189,87 @@ impl Classes {
         }
     }
 
+    /// What the path costs that enters flavor `fi` at `job`'s cheaper
+    /// entry class and walks up the chain (each class's shortest job one
+    /// class up) to the first class with a free unit, in reduced terms;
+    /// and the largest magnitude summed on the way. The search prunes at
+    /// this cost (plus an allowance for rounding, `augment`): with dense
+    /// ties a flavor's moves cost about nothing, and a search that found
+    /// its best path late relaxed thousands of moves between flavors
+    /// first. The walk only reads: the search's distances and
+    /// predecessors stay its own (relaxing from classes not yet settled
+    /// let rounding close a cycle of predecessors).
+    fn probe(&self, fi: usize, job: u32) -> Option<(f64, f64)> {
+        let nf = self.flavors.len();
+        let p = self.time(job, fi)?;
+        let at = self.at[job as usize * nf + fi] as usize;
+        let fl = &self.flavors[fi];
+        let (lo, hi) = fl.entry(at);
+        let (mut d, mut k) = (lo..=hi)
+            .map(|k| ((k + 1) as f64 * p - self.pot[k * nf + fi], k))
+            .min_by(|a, b| a.0.total_cmp(&b.0))?;
+        let mut scale = ((hi + 1) as f64 * p).abs().max(self.pot[k * nf + fi].abs());
+        loop {
+            let v = k * nf + fi;
+            let to_sink = self.sink_cost(v);
+            if to_sink.is_finite() {
+                return Some((d + to_sink, scale.max(to_sink.abs()).max(d.abs())));
+            }
+            if fl.count[k] == 0 || k + 1 >= self.levels {
+                return None;
+            }
+            let t = self.time(fl.shortest[k], fi).unwrap_or(0.0);
+            d += t + self.pot[v] - self.pot[v + nf];
+            scale = scale
+                .max(t.abs())
+                .max(self.pot[v].abs())
+                .max(self.pot[v + nf].abs());
+            k += 1;
+        }
+    }
+
     /// One shortest path from `job` to a free unit, applied.
     pub(super) fn augment(&mut self, job: u32) {
         let nf = self.flavors.len();
         let top = self.flavors.iter().map(|fl| fl.open).max().unwrap_or(0);
         self.reserve_levels(top + 2);
         let slack = self.slack();
+        // The probes' cheapest path bounds the search. Its cost is summed
+        // in another order than the search's distances, and potentials
+        // carry their own rounding, so the cap is a pruning bound only:
+        // the search finds its path itself, and when its best path is not
+        // below the cap (less the slack), the cap may have cut something
+        // short, and the search runs again without it (exactly the search
+        // before the probe). That has happened only on fractional times.
+        self.cap = f64::INFINITY;
+        for fi in 0..nf {
+            if let Some((cost, scale)) = self.probe(fi, job) {
+                self.cap = self.cap.min(cost + slack + 1e-9 * scale.max(1.0));
+            }
+        }
+        self.search(job, slack);
+        if self.cap < f64::INFINITY && self.best + slack >= self.cap {
+            self.work.reruns += 1;
+            self.forget_search();
+            self.cap = f64::INFINITY;
+            self.search(job, slack);
+        }
+        let (best, last) = (self.best, self.last);
+        debug_assert!(last != NONE, "a validated job always reaches a free unit");
+        // Settled classes past the best (within the slack) keep theirs.
+        for &v in &self.done {
+            self.pot[v] += (self.dist[v] - best).min(0.0);
+        }
+        self.forget_settled();
+        self.apply(last as usize);
+        self.forget_distances();
+    }
+
+    /// Dijkstra from `job`'s entries to the best path to a free unit,
+    /// bounded by `limit`; leaves `best`, `last`, the settled classes
+    /// (`done`) and the distances (`touched`).
+    fn search(&mut self, job: u32, slack: f64) {
+        let nf = self.flavors.len();
         self.best = f64::INFINITY;
         self.last = NONE;
         // The new job's entries have any sign: all go to the heap.
@@ -202,7 +283,7 @@ impl Classes {
             } else if let Some(v) = self.deferred.pop() {
                 // The walk at this distance is over: now the other moves
                 // of the classes it settled, bounded by what it found.
-                if self.dist[v] < self.best + slack {
+                if self.dist[v] < self.limit(slack) {
                     self.relax_rest(v, slack);
                 }
                 continue;
@@ -211,7 +292,7 @@ impl Classes {
             } else {
                 break;
             };
-            if d >= self.best + slack {
+            if d >= self.limit(slack) {
                 break;
             }
             if self.settled[v] || d > self.dist[v] {
@@ -236,19 +317,27 @@ impl Classes {
         self.deferred.clear();
         self.heap.clear();
         self.level.clear();
-        let (best, last) = (self.best, self.last);
-        debug_assert!(last != NONE, "a validated job always reaches a free unit");
-        // Settled classes past the best (within the slack) keep theirs.
+    }
+
+    fn forget_settled(&mut self) {
         for &v in &self.done {
-            self.pot[v] += (self.dist[v] - best).min(0.0);
             self.settled[v] = false;
         }
         self.done.clear();
-        self.apply(last as usize);
+    }
+
+    fn forget_distances(&mut self) {
         for &v in &self.touched {
             self.dist[v] = f64::INFINITY;
         }
         self.touched.clear();
+    }
+
+    /// Undoes a search's marks (the moves between flavors it took from the
+    /// per-class heaps are back in them, and their bounds stay bounds).
+    fn forget_search(&mut self) {
+        self.forget_settled();
+        self.forget_distances();
     }
 
     /// Applies the path that ends at class `last`: it takes the new unit;
