@@ -38,7 +38,7 @@
 //!   distance. Those are settled next, past the heap, last reached first:
 //!   the walk reaches the front and its free unit before the rest, and the
 //!   search ends without settling the classes at that distance.
-//! - **A probe caps the search.** Before it, a walk up each chain from the
+//! - **A probe caps a warm arrival's search.** Before it, a walk up each chain from the
 //!   new job's entry to the first free unit prices one real path; the
 //!   search prunes every class and move at or past it. Without it the
 //!   moves to other flavors of every class below the best path were
@@ -231,7 +231,7 @@ impl Classes {
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&a, &b| fastest[b].total_cmp(&fastest[a]).then(a.cmp(&b)));
         for &j in &order {
-            state.augment(j as u32);
+            state.augment(j as u32, false);
         }
         state.debug_check();
         Ok(state)
@@ -354,7 +354,7 @@ impl Classes {
             }
             self.at[j * nf + fi] = i as u32;
         }
-        self.augment(job);
+        self.augment(job, true);
         self.debug_check();
         Ok(job)
     }

@@ -228,8 +228,12 @@ impl Classes {
         }
     }
 
-    /// One shortest path from `job` to a free unit, applied.
-    pub(super) fn augment(&mut self, job: u32) {
+    /// One shortest path from `job` to a free unit, applied. `probe`:
+    /// cap the search first (`probe`). Warm arrivals do: they land
+    /// mid-queue, below a long walk to the front. A cold solve does not:
+    /// it places the longest job first, so each job enters near the
+    /// fronts, its search is short, and the probes made it 6 to 9% slower.
+    pub(super) fn augment(&mut self, job: u32, probe: bool) {
         let nf = self.flavors.len();
         let top = self.flavors.iter().map(|fl| fl.open).max().unwrap_or(0);
         self.reserve_levels(top + 2);
@@ -242,7 +246,7 @@ impl Classes {
         // short, and the search runs again without it (exactly the search
         // before the probe). That has happened only on fractional times.
         self.cap = f64::INFINITY;
-        for fi in 0..nf {
+        for fi in (0..nf).filter(|_| probe) {
             if let Some((cost, scale)) = self.probe(fi, job) {
                 self.cap = self.cap.min(cost + slack + 1e-9 * scale.max(1.0));
             }
