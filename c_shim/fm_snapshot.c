@@ -619,6 +619,13 @@ static int _walk_one(void *x, void *arg)
 	return 0;
 }
 
+static int _scan_one(void *x, void *arg)
+{
+	walk_t *walk = arg;
+	_scan_record(x, walk->s, walk->w, walk->watch);
+	return 0;
+}
+
 static int _not_startable(void *x, void *key)
 {
 	return !fm_startable(x);
@@ -666,9 +673,8 @@ void fm_snapshot_begin(fm_snapshot_t *s, time_t *last_finished_scan,
  * some (rare on a cluster of ML jobs). */
 static void _rescan(fm_snapshot_t *s, fm_walk_t *w, fm_watch_t *watch)
 {
-	job_record_t *job_ptr;
-	for (size_t i = 0; i < s->n_running; i++)
-		_free_job((fm_job_t *) &s->running[i]);
+	/* Running jobs own no memory of their own (their strings are
+	 * kept), so the copies are simply dropped. */
 	s->n_running = 0;
 	s->n_finished = 0;
 	memset(watch, 0, sizeof(*watch));
@@ -680,10 +686,8 @@ static void _rescan(fm_snapshot_t *s, fm_walk_t *w, fm_watch_t *watch)
 	xfree(s->finished);
 	s->running = xcalloc(total + 1, sizeof(fm_job_t));
 	s->finished = xcalloc(total + 1, sizeof(fm_finished_t));
-	list_itr_t *it = list_iterator_create(job_list);
-	while ((job_ptr = list_next(it)))
-		_scan_record(job_ptr, s, w, watch);
-	list_iterator_destroy(it);
+	walk_t walk = { .s = s, .w = w, .watch = watch };
+	list_for_each_ro(job_list, _scan_one, &walk);
 }
 
 void fm_snapshot_nodes(fm_snapshot_t *s, const fm_reservation_t *resv,

@@ -274,15 +274,10 @@ void fm_unlock(fm_hold_t *h)
 
 void fm_hold_phase(fm_hold_t *h, fm_phase_t phase)
 {
-	struct timeval now;
-	gettimeofday(&now, NULL);
-	if (h->held) {
-		long long us = (now.tv_sec - h->phase_since.tv_sec) * 1000000LL +
-			       (now.tv_usec - h->phase_since.tv_usec);
-		h->phase_us[h->phase] += us < 0 ? 0 : (uint32_t) us;
-	}
+	if (h->held)
+		h->phase_us[h->phase] += _usec_since(&h->phase_since);
 	h->phase = phase;
-	h->phase_since = now;
+	gettimeofday(&h->phase_since, NULL);
 }
 
 bool fm_hold_spent(const fm_hold_t *h)
