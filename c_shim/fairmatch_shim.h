@@ -131,6 +131,9 @@ typedef struct {
 
 typedef struct {
 	uint32_t interval_ms;
+	/* How often, between those ticks, the agent checks whether a job
+	 * left a node or was submitted; 0 = never. */
+	uint32_t event_poll_ms;
 	/* Longest a cycle holds slurmctld's locks before it lets the
 	 * controller's other threads in and takes them again. */
 	uint32_t hold_ms;

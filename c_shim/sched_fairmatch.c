@@ -40,7 +40,9 @@ static bool stop_agent = false;
 static bool reload_config = true;
 
 /* The agent thread's own copies of the settings. */
-static fm_settings_t settings = { .interval_ms = 500, .hold_ms = 5 };
+static fm_settings_t settings = {
+	.interval_ms = 500, .event_poll_ms = 50, .hold_ms = 5,
+};
 static time_t last_finished_scan = 0;
 /* Agent thread only: what the last snapshot saw, and the newest ending
  * the state file is known to hold. */
@@ -50,6 +52,8 @@ static time_t durable_end = 0;
  * stepped back would stop the PLAN_AT_LEAST_EVERY floor). */
 static time_t last_plan = 0;
 static uint32_t durable_ended = 0, durable_completing = 0;
+/* When the agent last wrote the job state file. */
+static struct timeval last_save = { 0 };
 
 /* Copy and apply both need job and node write locks (select_nodes()). */
 static const slurmctld_lock_t cycle_locks = {
@@ -335,7 +339,10 @@ static void _record_stats(uint32_t locked_us, uint32_t cycle_us,
  * runs at most every 5 s: a start or an ending inside that window is lost
  * if slurmctld dies, and the job then runs again. Started jobs reach the
  * file before their scripts run; endings, and the ends of their epilogs,
- * reach it within one cycle.
+ * reach it within IntervalMs: a cycle that starts nothing saves them only
+ * if the last save is that old, as the cycles the agent's event polls add
+ * would otherwise write 10,000 records for each ending (the next tick,
+ * which comes while the ending's job stamp is recent, saves them).
  */
 static uint32_t _make_durable(fm_hold_t *h)
 {
@@ -343,12 +350,14 @@ static uint32_t _make_durable(fm_hold_t *h)
 		     (watch.last_end == durable_end &&
 		      watch.ended_in_last > durable_ended) ||
 		     watch.completing != durable_completing;
-	if (!fm_deferred_count() && !ended)
+	if (!fm_deferred_count() &&
+	    (!ended || _usec_since(&last_save) < settings.interval_ms * 1000U))
 		return 0;
 	struct timeval t;
 	gettimeofday(&t, NULL);
 	int rc = dump_all_job_state();
 	uint32_t dump_us = _usec_since(&t);
+	last_save = t;
 	durable_end = watch.last_end;
 	durable_ended = watch.ended_in_last;
 	durable_completing = watch.completing;
@@ -583,11 +592,85 @@ static bool _sleep_ms(uint32_t ms)
 	return !stop;
 }
 
+/*
+ * What the agent polls for between ticks, so it plans when Slurm's own
+ * scheduler would run (_slurm_rpc_epilog_complete, job submission) and not
+ * up to a tick later: with one-second jobs, half a tick is a third of a
+ * job's turnaround. A job leaves a node when its epilog is done, which is
+ * when Slurm frees its slot: the jobs running or completing on the nodes,
+ * summed, then fall. Submissions are sdiag's counter.
+ */
+typedef struct {
+	uint32_t on_nodes;
+	uint32_t submitted;
+	bool pending;		/* an event no cycle has planned for yet */
+	struct timeval first;	/* when the oldest such event was seen */
+} fm_events_t;
+
+/* Only the node read lock, for a few microseconds on a small cluster. */
+static void _events_count(uint32_t *on_nodes, uint32_t *submitted)
+{
+	slurmctld_lock_t node_read = { .node = READ_LOCK };
+	node_record_t *node_ptr;
+	uint32_t n = 0;
+	lock_slurmctld(node_read);
+	for (int i = 0; (node_ptr = next_node(&i)); i++)
+		n += node_ptr->run_job_cnt + node_ptr->comp_job_cnt;
+	unlock_slurmctld(node_read);
+	*on_nodes = n;
+	/* Slurm bumps it under the job write lock, which we do not take
+	 * here: a stale value only delays the wake to the next poll. */
+	*submitted = __atomic_load_n(&slurmctld_diag_stats.jobs_submitted,
+				     __ATOMIC_RELAXED);
+}
+
+/* Whether to plan now for what the polls saw: once a poll sees nothing
+ * new (a wave of endings is over, so one cycle starts them all and one
+ * state save covers them), or half a tick after the first event (a steady
+ * stream of them). */
+static bool _events_due(fm_events_t *e)
+{
+	uint32_t on_nodes, submitted;
+	_events_count(&on_nodes, &submitted);
+	bool seen = on_nodes < e->on_nodes || submitted != e->submitted;
+	e->on_nodes = on_nodes;
+	e->submitted = submitted;
+	if (seen && !e->pending) {
+		e->pending = true;
+		gettimeofday(&e->first, NULL);
+	}
+	return e->pending &&
+	       (!seen || _usec_since(&e->first) >= settings.interval_ms * 500U);
+}
+
+/* After a cycle: its own starts are not events, and it planned for the
+ * events seen before it. A job that left between the cycle's last hold
+ * and this count waits for the next tick. */
+static void _events_reset(fm_events_t *e)
+{
+	e->pending = false;
+	_events_count(&e->on_nodes, &e->submitted);
+}
+
+/* Until the next tick, or the next poll if sooner. */
+static uint32_t _next_sleep_ms(const struct timeval *last_tick)
+{
+	uint32_t since = _usec_since(last_tick) / 1000;
+	uint32_t left = since < settings.interval_ms ?
+				settings.interval_ms - since : 0;
+	if (settings.event_poll_ms && settings.event_poll_ms < left)
+		return settings.event_poll_ms;
+	return MAX(left, 1);
+}
+
 static void *_agent(void *arg)
 {
 	time_t seen_job = 0, seen_node = 0, seen_part = 0, last_cycle = 0;
 	bool reloaded = false, unfinished = false;
-	while (_sleep_ms(settings.interval_ms)) {
+	struct timeval last_tick;
+	fm_events_t events = { 0 };
+	gettimeofday(&last_tick, NULL);
+	while (_sleep_ms(_next_sleep_ms(&last_tick))) {
 		slurm_mutex_lock(&term_lock);
 		bool reload = reload_config;
 		reload_config = false;
@@ -596,13 +679,18 @@ static void *_agent(void *arg)
 			_load_config();
 			reloaded = true;
 		}
+		bool event = settings.event_poll_ms && _events_due(&events);
+		if (!reloaded && !event &&
+		    _usec_since(&last_tick) < settings.interval_ms * 1000U)
+			continue;
+		gettimeofday(&last_tick, NULL);
 		time_t now = time(NULL);
 		/* The update stamps have one-second resolution: while the
 		 * last change is this second or the one before, a newer
 		 * change may hide behind an equal stamp, so look anyway. */
 		bool recent = difftime(now, last_job_update) <= 1 ||
 			      difftime(now, last_node_update) <= 1;
-		if (!reloaded && !unfinished && !recent &&
+		if (!event && !reloaded && !unfinished && !recent &&
 		    seen_job == last_job_update &&
 		    seen_node == last_node_update &&
 		    seen_part == last_part_update &&
@@ -616,6 +704,8 @@ static void *_agent(void *arg)
 		seen_node = last_node_update;
 		seen_part = last_part_update;
 		last_cycle = now;
+		if (settings.event_poll_ms)
+			_events_reset(&events);
 	}
 	return NULL;
 }

@@ -159,6 +159,7 @@ pub unsafe fn outcomes(p: *const raw::fm_outcome_t, n: usize) -> Vec<Outcome> {
 /// The settings the agent thread keeps between reloads.
 pub fn settings(config: &Config, out: &mut raw::fm_settings_t) {
     out.interval_ms = config.interval_ms;
+    out.event_poll_ms = config.event_poll_ms;
     out.hold_ms = config.lock_hold_ms;
     copy(&config.partitions.join(","), &mut out.partitions);
 }

@@ -89,13 +89,14 @@ fn load_config(path: &Path) -> Config {
 
 fn describe(c: &Config) -> String {
     format!(
-        "alpha={} max_candidates={:?} fairshare_by={:?} cpus_per_slot={} default_runtime={}s interval_ms={} lock_hold_ms={} partitions={}",
+        "alpha={} max_candidates={:?} fairshare_by={:?} cpus_per_slot={} default_runtime={}s interval_ms={} event_poll_ms={} lock_hold_ms={} partitions={}",
         c.alpha,
         c.max_candidates,
         c.fairshare_by,
         c.cpus_per_slot,
         c.default_runtime,
         c.interval_ms,
+        c.event_poll_ms,
         c.lock_hold_ms,
         if c.partitions.is_empty() { "all".into() } else { c.partitions.join(",") }
     )

@@ -30,6 +30,11 @@ pub struct Config {
     pub default_runtime: f64,
     /// How often the agent looks for changes.
     pub interval_ms: u32,
+    /// How often, between those looks, the agent checks whether a job left
+    /// a node (a slot freed) or was submitted, to plan for it at once
+    /// instead of at the next `interval_ms`; 0 = never. Slurm's own
+    /// scheduler runs on both events.
+    pub event_poll_ms: u32,
     /// How long one hold of slurmctld's locks may last before the agent
     /// lets the controller's other threads in (as backfill's
     /// `bf_yield_interval`, which defaults to 2 s).
@@ -58,6 +63,7 @@ impl Default for Config {
             cpus_per_slot: 0,
             default_runtime: 3600.0,
             interval_ms: 500,
+            event_poll_ms: 50,
             lock_hold_ms: 5,
             partitions: Vec::new(),
         }
@@ -144,6 +150,13 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
                 .filter(|ms| (10..=60_000).contains(ms))
                 .ok_or("IntervalMs must be a whole number from 10 to 60000")?;
         }
+        "eventpollms" => {
+            config.event_poll_ms = value
+                .parse::<u32>()
+                .ok()
+                .filter(|ms| *ms == 0 || (10..=60_000).contains(ms))
+                .ok_or("EventPollMs must be 0 (off) or a whole number from 10 to 60000")?;
+        }
         "lockholdms" => {
             config.lock_hold_ms = value
                 .parse::<u32>()
@@ -173,7 +186,8 @@ mod tests {
         let (c, w) = parse(
             "f.conf",
             "# comment\nAlpha=0.25\nmaxcandidates=50\nFairshareBy=account\nCpusPerSlot=4\n\
-             DefaultRuntime=1h\nIntervalMs=100 # fast\nPartitions=cpu, gpu\nCandidateRule=Arrival\nLockHoldMs=20\n",
+             DefaultRuntime=1h\nIntervalMs=100 # fast\nPartitions=cpu, gpu\nCandidateRule=Arrival\nLockHoldMs=20\n\
+             EventPollMs=0\n",
         );
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(c.alpha, 0.25);
@@ -184,6 +198,7 @@ mod tests {
         assert_eq!(c.default_runtime, 3600.0);
         assert_eq!(c.interval_ms, 100);
         assert_eq!(c.lock_hold_ms, 20);
+        assert_eq!(c.event_poll_ms, 0);
         assert_eq!(c.partitions, vec!["cpu", "gpu"]);
         assert!(c.manages("gpu") && !c.manages("debug"));
     }
@@ -192,10 +207,11 @@ mod tests {
     fn bad_lines_warn_and_keep_defaults() {
         let (c, w) = parse(
             "f.conf",
-            "Alpha=7\nColor=blue\nnonsense\nIntervalMs=1\nCandidateRule=random\nLockHoldMs=0\n",
+            "Alpha=7\nColor=blue\nnonsense\nIntervalMs=1\nCandidateRule=random\nLockHoldMs=0\n\
+             EventPollMs=5\n",
         );
         assert_eq!(c, Config::default());
-        assert_eq!(w.len(), 6);
+        assert_eq!(w.len(), 7);
         assert!(w[0].starts_with("f.conf:1: Alpha"), "{w:?}");
         assert!(w[1].contains("unknown key 'Color'"));
         assert!(w[2].starts_with("f.conf:3:"));
