@@ -100,3 +100,70 @@ fn v_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
     );
     c.wait_done(&[waiting], Duration::from_secs(30));
 }
+
+/// Between its ticks the agent polls for a job leaving a node and for a
+/// submission, and plans for them at once, as Slurm's own scheduler runs on
+/// both. With a 5 s tick, a job submitted to an idle cluster and a job
+/// waiting for a CPU that frees both start well within it. Without the
+/// polls (`EventPollMs=0`) each waits for the tick: a uniform 0 to 5 s, so
+/// all four waits below would be under their bounds by chance about once
+/// in 200 runs.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn w_a_submission_and_a_freed_cpu_wake_the_agent_between_ticks() {
+    let c = Cluster::start(
+        &["--conf-line", "SlurmctldDebug=debug"],
+        "IntervalMs=5000\n",
+    );
+    // Three jobs, one at a time, on the idle cluster. Bound: 1.5 s from
+    // sbatch to the script's start (a poll, a cycle, slurmd's launch; the
+    // bench's probes take 0.1 to 0.15 s on a quiet machine), against the
+    // tick's 5 s.
+    let mut waits = Vec::new();
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(700));
+        let before = now();
+        let id = c.submit(&["-p", "cpu,gpu", "--comment", &hint(0.1, 0.1)], 0.1, 0.1);
+        c.wait_done(&[id], Duration::from_secs(30));
+        waits.push(c.record(id).start - before);
+    }
+    eprintln!("sbatch to start on an idle cluster: {waits:.2?} s");
+    assert!(
+        waits.iter().all(|&w| w <= 1.5),
+        "a submission waited for the tick: {waits:.2?} s"
+    );
+
+    // Every CPU held (twelve one-CPU jobs, as above), one job waiting.
+    let holders: Vec<u32> = (0..12)
+        .map(|_| {
+            c.submit(
+                &["-p", "cpu,gpu", "--comment", &hint(300.0, 300.0)],
+                300.0,
+                300.0,
+            )
+        })
+        .collect();
+    for &h in &holders {
+        c.wait_state(h, "RUNNING", Duration::from_secs(30));
+    }
+    let waiting = c.submit(&["-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)], 1.0, 1.0);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(c.state(waiting), "PENDING");
+    // A holder ends. Bound: 2 s from scancel to the waiting job's start
+    // (the epilog, a poll, a cycle, the launch), against the 5 s tick.
+    let freed = holders
+        .iter()
+        .copied()
+        .find(|&h| c.job(h)["Partition"] == "cpu")
+        .expect("a holder on a CPU node");
+    let cancelled = now();
+    run(c.cmd("scancel").arg(freed.to_string()));
+    c.wait_done(&[waiting], Duration::from_secs(30));
+    let waited = c.record(waiting).start - cancelled;
+    eprintln!("scancel of a holder to the waiting job's start: {waited:.2} s");
+    assert!(
+        waited <= 2.0,
+        "the freed CPU waited for the tick: {waited:.2} s"
+    );
+    run(c.cmd("scancel").args(holders.iter().map(|h| h.to_string())));
+}
