@@ -631,12 +631,13 @@ static void _events_count(uint32_t *on_nodes, uint32_t *submitted)
  * (the endings of a wave are over: one cycle starts them all), or half a
  * tick after the first event if they keep coming. And only for a
  * submission, for a quarter of the jobs on the nodes gone since the last
- * cycle, or when the last state save is a tick old: a cycle that starts
- * jobs saves every job record first (15 to 25 ms at 10,000), so under
- * heavy churn a few endings wait for the tick, or for more to join them,
- * rather than cost a save each (a steady stream of one-second jobs cost
- * 2.3 times backfill's CPU that way).
+ * cycle, or when the last state save is SAVE_GAP_MS old: a cycle that
+ * starts jobs saves every job record first (15 to 25 ms at 10,000), so
+ * under heavy churn a few endings wait for more to join them, or for the
+ * gap, rather than cost a save each (a steady stream of one-second jobs
+ * cost 2.3 times backfill's CPU that way).
  */
+#define SAVE_GAP_MS 500
 static bool _events_due(fm_events_t *e)
 {
 	uint32_t on_nodes, submitted;
@@ -657,7 +658,7 @@ static bool _events_due(fm_events_t *e)
 	uint32_t gone = e->after_cycle > on_nodes ? e->after_cycle - on_nodes :
 						    0;
 	return e->submission || gone * 4 >= e->after_cycle ||
-	       _usec_since(&last_save) >= settings.interval_ms * 1000U;
+	       _usec_since(&last_save) >= SAVE_GAP_MS * 1000U;
 }
 
 /* After a cycle: its own starts are not events, and it planned for the
