@@ -52,8 +52,9 @@ static time_t durable_end = 0;
  * stepped back would stop the PLAN_AT_LEAST_EVERY floor). */
 static time_t last_plan = 0;
 static uint32_t durable_ended = 0, durable_completing = 0;
-/* When the agent last wrote the job state file. */
+/* When the agent last wrote the job state file, and how long it took. */
 static struct timeval last_save = { 0 };
+static uint32_t last_save_us = 0;
 
 /* Copy and apply both need job and node write locks (select_nodes()). */
 static const slurmctld_lock_t cycle_locks = {
@@ -358,6 +359,7 @@ static uint32_t _make_durable(fm_hold_t *h)
 	int rc = dump_all_job_state();
 	uint32_t dump_us = _usec_since(&t);
 	last_save = t;
+	last_save_us = dump_us;
 	durable_end = watch.last_end;
 	durable_ended = watch.ended_in_last;
 	durable_completing = watch.completing;
@@ -605,7 +607,6 @@ typedef struct {
 	uint32_t after_cycle;	/* just after the last cycle */
 	uint32_t submitted;
 	bool pending;		/* an event no cycle has planned for yet */
-	bool submission;	/* one of them a submission */
 	struct timeval first;	/* when the oldest such event was seen */
 } fm_events_t;
 
@@ -627,38 +628,50 @@ static void _events_count(uint32_t *on_nodes, uint32_t *submitted)
 }
 
 /*
- * Whether to plan now for what the polls saw. Once a poll sees nothing new
- * (the endings of a wave are over: one cycle starts them all), or half a
- * tick after the first event if they keep coming. And only for a
- * submission, for a quarter of the jobs on the nodes gone since the last
- * cycle, or when the last state save is SAVE_GAP_MS old: a cycle that
- * starts jobs saves every job record first (15 to 25 ms at 10,000), so
- * under heavy churn a few endings wait for more to join them, or for the
- * gap, rather than cost a save each (a steady stream of one-second jobs
- * cost 2.3 times backfill's CPU that way).
+ * Each cycle that starts jobs first writes every job record
+ * (_make_durable: 15 to 25 ms at 10,000 records), so under heavy churn the
+ * cycles that start a job or two cost far more than the starts. Cycles
+ * come at most once per this gap after a write, unless half the jobs on
+ * the nodes have left: the writes then take at most about 1/32 of the
+ * time. A small cluster's writes take a millisecond, so its gap is short.
  */
-#define SAVE_GAP_MS 500
+#define SAVE_GAP_FACTOR 32
+#define SAVE_GAP_MAX_MS 1000
+
+static uint32_t _save_gap_left_ms(void)
+{
+	uint64_t gap_us = MIN((uint64_t) last_save_us * SAVE_GAP_FACTOR,
+			      SAVE_GAP_MAX_MS * 1000ULL);
+	uint64_t since_us = _usec_since(&last_save);
+	return since_us >= gap_us ? 0 : (gap_us - since_us + 999) / 1000;
+}
+
+/*
+ * Whether to plan now for what the polls saw: once a poll sees nothing new
+ * (the endings of a wave are over: one cycle starts them all), or half a
+ * tick after the first event if they keep coming; and once the save gap
+ * has passed, or half the jobs on the nodes are gone since the last cycle.
+ * (Planning at the first freed slot, a steady stream of one-second jobs
+ * cost 2.6 times the CPU of planning on the tick; a quarter instead of
+ * half let a stream through at 2.3 times backfill's CPU.)
+ */
 static bool _events_due(fm_events_t *e)
 {
 	uint32_t on_nodes, submitted;
 	_events_count(&on_nodes, &submitted);
-	bool left = on_nodes < e->on_nodes;
-	bool submission = submitted != e->submitted;
+	bool seen = on_nodes < e->on_nodes || submitted != e->submitted;
 	e->on_nodes = on_nodes;
 	e->submitted = submitted;
-	if ((left || submission) && !e->pending) {
+	if (seen && !e->pending) {
 		e->pending = true;
 		gettimeofday(&e->first, NULL);
 	}
-	e->submission |= submission;
 	if (!e->pending ||
-	    ((left || submission) &&
-	     _usec_since(&e->first) < settings.interval_ms * 500U))
+	    (seen && _usec_since(&e->first) < settings.interval_ms * 500U))
 		return false;
 	uint32_t gone = e->after_cycle > on_nodes ? e->after_cycle - on_nodes :
 						    0;
-	return e->submission || gone * 4 >= e->after_cycle ||
-	       _usec_since(&last_save) >= SAVE_GAP_MS * 1000U;
+	return gone * 2 >= e->after_cycle || !_save_gap_left_ms();
 }
 
 /* After a cycle: its own starts are not events, and it planned for the
@@ -667,20 +680,21 @@ static bool _events_due(fm_events_t *e)
 static void _events_reset(fm_events_t *e)
 {
 	e->pending = false;
-	e->submission = false;
 	_events_count(&e->on_nodes, &e->submitted);
 	e->after_cycle = e->on_nodes;
 }
 
-/* Until the next tick, or the next poll if sooner. */
+/* Until the next tick (which waits for the save gap while the polls are
+ * on), or the next poll if sooner. */
 static uint32_t _next_sleep_ms(const struct timeval *last_tick)
 {
 	uint32_t since = _usec_since(last_tick) / 1000;
 	uint32_t left = since < settings.interval_ms ?
 				settings.interval_ms - since : 0;
-	if (settings.event_poll_ms && settings.event_poll_ms < left)
-		return settings.event_poll_ms;
-	return MAX(left, 1);
+	if (!settings.event_poll_ms)
+		return MAX(left, 1);
+	left = MAX(left, _save_gap_left_ms());
+	return MAX(MIN(settings.event_poll_ms, left), 1);
 }
 
 static void *_agent(void *arg)
@@ -700,8 +714,11 @@ static void *_agent(void *arg)
 			reloaded = true;
 		}
 		bool event = settings.event_poll_ms && _events_due(&events);
+		/* With the polls on, the tick waits for the save gap too, or
+		 * it would start the few jobs the gap holds back. */
 		if (!reloaded && !event &&
-		    _usec_since(&last_tick) < settings.interval_ms * 1000U)
+		    (_usec_since(&last_tick) < settings.interval_ms * 1000U ||
+		     (settings.event_poll_ms && _save_gap_left_ms())))
 			continue;
 		gettimeofday(&last_tick, NULL);
 		time_t now = time(NULL);

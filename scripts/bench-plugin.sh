@@ -7,6 +7,7 @@
 #   scripts/bench-plugin.sh [JOBS [WINDOW_SECONDS]]     defaults: 5000 60
 #   FAIRMATCH_BENCH_CONF="MaxCandidates=200" scripts/bench-plugin.sh   (fairmatch.conf text)
 #   FAIRMATCH_BENCH_ONLY=fairmatch scripts/bench-plugin.sh              (one scheduler only)
+#   FAIRMATCH_BENCH_SPREAD=0.5 scripts/bench-plugin.sh                 (run times 1 s +- 0.5 s: a stream, not waves)
 #
 # Needs what scripts/test.sh installs (Debian's Slurm and its configured
 # source). Takes about (submission + window) x 2: some 5 minutes.

@@ -10,6 +10,9 @@
 //! measurement window (`FAIRMATCH_BENCH_WINDOW` s, default 60) counts the
 //! jobs whose scripts ended in it and the CPU slurmctld used in it.
 //! `FAIRMATCH_BENCH_CONF` is `fairmatch.conf`'s text (default: none).
+//! `FAIRMATCH_BENCH_SPREAD` (seconds, default 0) spreads the run times
+//! evenly over 1 s plus or minus that much (the same for both schedulers):
+//! one-second jobs end together in waves, spread ones in a steady stream.
 
 use crate::harness::{harness_time, now, run, Cluster};
 use std::time::Duration;
@@ -74,7 +77,14 @@ fn sdiag_value(sdiag: &str, section: &str, key: &str) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-fn throughput(sched: &str, n: usize, window: f64) -> Throughput {
+/// The `i`-th job of stream `w`: 1 s plus or minus `spread`, spread evenly
+/// (a fixed sequence, so both schedulers get the same jobs).
+fn run_time(spread: f64, w: usize, i: usize) -> f64 {
+    let u = ((i * 7919 + w * 104_729) % 1000) as f64 / 1000.0;
+    1.0 + spread * (2.0 * u - 1.0)
+}
+
+fn throughput(sched: &str, n: usize, window: f64, spread: f64) -> Throughput {
     let c = Cluster::start(
         &[
             "--sched",
@@ -110,7 +120,8 @@ fn throughput(sched: &str, n: usize, window: f64) -> Throughput {
                     if i % 2 == 0 {
                         args.extend(["--comment", hint.as_str()]);
                     }
-                    c.submit(&args, 1.0, 1.0);
+                    let t = run_time(spread, w, i);
+                    c.submit(&args, t, t);
                 }
             });
         }
@@ -216,6 +227,11 @@ fn percentile(sorted: &[u64], q: f64) -> Option<u64> {
 fn bench_plugin_throughput_against_backfill() {
     let n = env_number("FAIRMATCH_BENCH_JOBS", 5000);
     let window = env_number("FAIRMATCH_BENCH_WINDOW", 60) as f64;
+    let spread: f64 = std::env::var("FAIRMATCH_BENCH_SPREAD")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|s: &f64| (0.0..1.0).contains(s))
+        .unwrap_or(0.0);
     let show =
         |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.1} ms", v as f64 / 1000.0));
     let mut rows = Vec::new();
@@ -224,10 +240,10 @@ fn bench_plugin_throughput_against_backfill() {
         if !only.is_empty() && !sched.ends_with(only.as_str()) {
             continue;
         }
-        rows.push((sched, throughput(sched, n, window)));
+        rows.push((sched, throughput(sched, n, window, spread)));
     }
     println!(
-        "\n{n} one-second jobs, 4 accounts, 16 nodes (24 slots); window {window:.0} s after the last submission\n"
+        "\n{n} jobs of 1 s (plus or minus {spread} s), 4 accounts, 16 nodes (24 slots); window {window:.0} s after the last submission\n"
     );
     println!("| scheduler | submit | jobs completed per minute | slurmctld CPU | locks per cycle, in all: p50 / p90 / p99 / max | longest single hold: p50 / p99 / max | its CPU time: p50 / p99 / max | cycles without a plan | state saves: p50 / p99 / max | sdiag main cycle mean / max | sdiag backfilling max cycle | idle start latency p50 / max |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
