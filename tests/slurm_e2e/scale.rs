@@ -18,15 +18,10 @@ fn cycles_since(c: &Cluster, since: f64) -> Vec<String> {
 
 const SKIPPED: &str = "no plan: every CPU held";
 
-/// With every CPU held, a cycle skips the pending jobs' copy and the plan
-/// (nothing could start), yet plans at least every 10 s (so a new job gets
-/// its reason), and a CPU that frees is used by the next cycle.
-#[test]
-#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
-fn v_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
-    // 2 CPU nodes of 4 CPUs and 2 GPU nodes of 2 GPUs and 2 CPUs: twelve
-    // one-CPU jobs hold every CPU.
-    let c = Cluster::start(&["--conf-line", "SlurmctldDebug=debug"], FAST);
+/// Twelve one-CPU jobs of 300 s, running: on the default test cluster (2
+/// CPU nodes of 4 CPUs, 2 GPU nodes of 2 GPUs and 2 CPUs) they hold every
+/// CPU.
+fn hold_every_cpu(c: &Cluster) -> Vec<u32> {
     let holders: Vec<u32> = (0..12)
         .map(|_| {
             c.submit(
@@ -39,6 +34,26 @@ fn v_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
     for &h in &holders {
         c.wait_state(h, "RUNNING", Duration::from_secs(30));
     }
+    holders
+}
+
+/// One of `holders` that runs on a CPU node.
+fn holder_on_a_cpu_node(c: &Cluster, holders: &[u32]) -> u32 {
+    holders
+        .iter()
+        .copied()
+        .find(|&h| c.job(h)["Partition"] == "cpu")
+        .expect("a holder on a CPU node")
+}
+
+/// With every CPU held, a cycle skips the pending jobs' copy and the plan
+/// (nothing could start), yet plans at least every 10 s (so a new job gets
+/// its reason), and a CPU that frees is used by the next cycle.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn v_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
+    let c = Cluster::start(&["--conf-line", "SlurmctldDebug=debug"], FAST);
+    let holders = hold_every_cpu(&c);
     let submitted = now();
     let waiting = c.submit(&["-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)], 1.0, 1.0);
 
@@ -81,11 +96,7 @@ fn v_a_full_cluster_skips_the_plan_and_a_freed_cpu_is_used_at_once() {
     // A CPU frees: the next cycle plans and starts the waiting job. The
     // holder's ending takes its epilog; 3 s of slack on a loaded machine,
     // where ticks are 100 ms.
-    let freed = holders
-        .iter()
-        .copied()
-        .find(|&h| c.job(h)["Partition"] == "cpu")
-        .expect("a holder on a CPU node");
+    let freed = holder_on_a_cpu_node(&c, &holders);
     let cancelled = now();
     run(c.cmd("scancel").arg(freed.to_string()));
     let started = c.wait_state(waiting, "RUNNING", Duration::from_secs(10));
@@ -134,29 +145,14 @@ fn w_a_submission_and_a_freed_cpu_wake_the_agent_between_ticks() {
         "a submission waited for the tick: {waits:.2?} s"
     );
 
-    // Every CPU held (twelve one-CPU jobs, as above), one job waiting.
-    let holders: Vec<u32> = (0..12)
-        .map(|_| {
-            c.submit(
-                &["-p", "cpu,gpu", "--comment", &hint(300.0, 300.0)],
-                300.0,
-                300.0,
-            )
-        })
-        .collect();
-    for &h in &holders {
-        c.wait_state(h, "RUNNING", Duration::from_secs(30));
-    }
+    // Every CPU held, one job waiting.
+    let holders = hold_every_cpu(&c);
     let waiting = c.submit(&["-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)], 1.0, 1.0);
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(c.state(waiting), "PENDING");
     // A holder ends. Bound: 2 s from scancel to the waiting job's start
     // (the epilog, a poll, a cycle, the launch), against the 5 s tick.
-    let freed = holders
-        .iter()
-        .copied()
-        .find(|&h| c.job(h)["Partition"] == "cpu")
-        .expect("a holder on a CPU node");
+    let freed = holder_on_a_cpu_node(&c, &holders);
     let cancelled = now();
     run(c.cmd("scancel").arg(freed.to_string()));
     c.wait_done(&[waiting], Duration::from_secs(30));
