@@ -90,6 +90,10 @@ pub(super) struct Flavor {
     pub(super) ready: Vec<f64>,
     /// The jobs that may use the flavor, longest first (ties by index).
     pub(super) order: Vec<u32>,
+    /// Their times here, beside them: the searches read the edge jobs'
+    /// times of every class they settle, and the jobs' own rows are
+    /// scattered over memory.
+    time: Vec<f64>,
     pub(super) held: RankedSet,
     pub(super) size: usize,
     pub(super) count: Vec<u32>,
@@ -98,9 +102,12 @@ pub(super) struct Flavor {
     /// The class of each rank below `size`. Growing class `k` rewrites the
     /// ranks after it: few, as paths mostly end at the front.
     class_at: Vec<u32>,
-    /// Per non-empty class: its longest and its shortest job.
+    /// Per non-empty class: its longest and its shortest job, and their
+    /// times.
     pub(super) longest: Vec<u32>,
     pub(super) shortest: Vec<u32>,
+    pub(super) longest_time: Vec<f64>,
+    pub(super) shortest_time: Vec<f64>,
     /// Classes `0..open` are non-empty; `open` is the one empty class a
     /// path may reach.
     pub(super) open: usize,
@@ -108,8 +115,13 @@ pub(super) struct Flavor {
 
 impl Flavor {
     /// A flavor over `machines` (free at `ready`), holding nothing yet,
-    /// whose order is `order`.
-    pub(super) fn new(machines: Vec<usize>, mut ready: Vec<f64>, order: Vec<u32>) -> Self {
+    /// whose order is `order` (`time`: each one's time here).
+    pub(super) fn new(
+        machines: Vec<usize>,
+        mut ready: Vec<f64>,
+        order: Vec<u32>,
+        time: Vec<f64>,
+    ) -> Self {
         ready.sort_by(f64::total_cmp);
         let len = order.len();
         Flavor {
@@ -117,12 +129,15 @@ impl Flavor {
             ready,
             held: RankedSet::new(len),
             order,
+            time,
             size: 0,
             count: vec![0; 2],
             start: vec![0; 3],
             class_at: Vec::new(),
             longest: vec![NONE; 2],
             shortest: vec![NONE; 2],
+            longest_time: vec![0.0; 2],
+            shortest_time: vec![0.0; 2],
             open: 0,
         }
     }
@@ -139,9 +154,10 @@ impl Flavor {
 
     /// Puts `job` into the order at `i` (not held); the caller moves the
     /// positions it keeps for the jobs after it.
-    pub(super) fn insert(&mut self, i: usize, job: u32) {
+    pub(super) fn insert(&mut self, i: usize, job: u32, time: f64) {
         self.held.open_gap(i, self.order.len());
         self.order.insert(i, job);
+        self.time.insert(i, time);
     }
 
     /// The class holding rank `r`.
@@ -153,8 +169,11 @@ impl Flavor {
     pub(super) fn bound(&mut self, k: usize) {
         let (first, c) = (self.start[k] as usize, self.count[k] as usize);
         if c > 0 {
-            self.longest[k] = self.order[self.held.select(first)];
-            self.shortest[k] = self.order[self.held.select(first + c - 1)];
+            let (a, b) = (self.held.select(first), self.held.select(first + c - 1));
+            self.longest[k] = self.order[a];
+            self.shortest[k] = self.order[b];
+            self.longest_time[k] = self.time[a];
+            self.shortest_time[k] = self.time[b];
         }
     }
 
@@ -169,6 +188,8 @@ impl Flavor {
                 self.start.push(0);
                 self.longest.push(NONE);
                 self.shortest.push(NONE);
+                self.longest_time.push(0.0);
+                self.shortest_time.push(0.0);
             }
             self.start[self.open] = self.start[k];
         }
@@ -228,6 +249,14 @@ impl Flavor {
             assert_eq!(self.start[k + 1] as usize, last + 1, "start");
             assert_eq!(self.longest[k], self.order[members[first]], "longest");
             assert_eq!(self.shortest[k], self.order[members[last]], "shortest");
+            assert_eq!(
+                self.longest_time[k], self.time[members[first]],
+                "longest time"
+            );
+            assert_eq!(
+                self.shortest_time[k], self.time[members[last]],
+                "shortest time"
+            );
             assert!((first..=last).all(|r| self.class_of(r) == k), "class_at");
         }
     }

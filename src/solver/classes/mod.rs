@@ -267,7 +267,8 @@ impl Classes {
                     at[j as usize * nf + fi] = i as u32;
                 }
                 let ready = ms.iter().map(|&m| instance.machines[m].free_in).collect();
-                Flavor::new(ms, ready, order)
+                let times = order.iter().map(|&j| time(j)).collect();
+                Flavor::new(ms, ready, order, times)
             })
             .collect();
         let mut state = Classes {
@@ -348,7 +349,7 @@ impl Classes {
             let i = fl
                 .order
                 .partition_point(|&x| times[x as usize * self.nflavors + f].unwrap_or(0.0) >= p);
-            self.flavors[fi].insert(i, job);
+            self.flavors[fi].insert(i, job, p);
             for &x in &self.flavors[fi].order[i + 1..] {
                 self.at[x as usize * nf + fi] += 1;
             }

@@ -178,8 +178,9 @@ impl Classes {
         let nf = self.flavors.len();
         let (fi, k, d) = (v % nf, v / nf, self.dist[v]);
         if k > 0 {
-            let longest = self.flavors[fi].longest[k];
-            let down = d - self.time(longest, fi).unwrap_or(0.0) + self.pot[v] - self.pot[v - nf];
+            let fl = &self.flavors[fi];
+            let (longest, t) = (fl.longest[k], fl.longest_time[k]);
+            let down = d - t + self.pot[v] - self.pot[v - nf];
             self.relax(v - nf, down, v as u32, longest, slack);
         }
         for f2 in 0..nf {
@@ -218,7 +219,7 @@ impl Classes {
             if fl.count[k] == 0 || k + 1 >= self.levels {
                 return None;
             }
-            let t = self.time(fl.shortest[k], fi).unwrap_or(0.0);
+            let t = fl.shortest_time[k];
             d += t + self.pot[v] - self.pot[v + nf];
             scale = scale
                 .max(t.abs())
@@ -314,7 +315,7 @@ impl Classes {
             // One class up first: after a search those moves are tight, so
             // this walks to the front and its free unit at this distance.
             let shortest = fl.shortest[k];
-            let up = d + self.time(shortest, fi).unwrap_or(0.0) + self.pot[v] - self.pot[v + nf];
+            let up = d + fl.shortest_time[k] + self.pot[v] - self.pot[v + nf];
             self.relax(v + nf, up, v as u32, shortest, slack);
             self.deferred.push(v);
         }
