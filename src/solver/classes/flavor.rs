@@ -177,6 +177,36 @@ impl Flavor {
         }
     }
 
+    /// [`Flavor::bound`] for classes `lo..=hi` (those below `open`). When
+    /// the classes are small, one select and a walk over their members
+    /// costs less than two selects per class.
+    pub(super) fn bound_range(&mut self, lo: usize, hi: usize) {
+        if self.open == 0 || lo >= self.open {
+            return;
+        }
+        let hi = hi.min(self.open - 1);
+        let (first, end) = (self.start[lo] as usize, self.start[hi + 1] as usize);
+        if end - first > 16 * (hi - lo + 1) {
+            for k in lo..=hi {
+                self.bound(k);
+            }
+            return;
+        }
+        let mut k = lo;
+        let from = self.held.select(first);
+        for (r, pos) in (first..end).zip(self.held.from(from)) {
+            if r == self.start[k] as usize {
+                self.longest[k] = self.order[pos];
+                self.longest_time[k] = self.time[pos];
+            }
+            if r + 1 == self.start[k + 1] as usize {
+                self.shortest[k] = self.order[pos];
+                self.shortest_time[k] = self.time[pos];
+                k += 1;
+            }
+        }
+    }
+
     /// Class `k` takes one more unit. Says whether that opened a class.
     pub(super) fn grow(&mut self, k: usize) -> bool {
         self.count[k] += 1;

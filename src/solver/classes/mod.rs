@@ -188,8 +188,10 @@ pub struct Classes {
     keep: Vec<(Key, u32, u32)>,
     /// The path of the last search: `(class, job that entered it)`.
     path: Vec<(usize, u32)>,
-    /// Classes to look at again after a path (kept to save allocations).
+    /// Classes to look at again after a path (kept to save allocations),
+    /// and the ranges of classes they form, as `(flavor, first, last)`.
     fix: Vec<usize>,
+    runs: Vec<(usize, usize, usize)>,
     /// The cheapest path to a free unit found so far in this search, and
     /// the class it leaves from: an upper bound on the search's end.
     best: f64,
@@ -299,6 +301,7 @@ impl Classes {
             keep: Vec::new(),
             path: Vec::new(),
             fix: Vec::new(),
+            runs: Vec::new(),
             best: f64::INFINITY,
             last: NONE,
             cap: f64::INFINITY,

@@ -392,20 +392,40 @@ impl Classes {
         // their boundary jobs where they are not filed yet.
         let mut fix = std::mem::take(&mut self.fix);
         fix.clear();
-        for &(v, _) in &path {
-            let k = v / nf;
-            fix.extend([v.saturating_sub(nf), v, v + nf].into_iter().filter(|&u| {
-                u % nf == v % nf && (u / nf).abs_diff(k) <= 1 && u / nf < self.levels
-            }));
+        // A path's stretch within one flavor moves one class at a time, so
+        // its classes and their neighbours are one range of classes.
+        let mut runs = std::mem::take(&mut self.runs);
+        runs.clear();
+        let mut i = 0;
+        while i < path.len() {
+            let fi = path[i].0 % nf;
+            let (mut lo, mut hi) = (path[i].0 / nf, path[i].0 / nf);
+            i += 1;
+            while i < path.len() && path[i].0 % nf == fi {
+                let k = path[i].0 / nf;
+                (lo, hi) = (lo.min(k), hi.max(k));
+                i += 1;
+            }
+            runs.push((fi, lo.saturating_sub(1), (hi + 1).min(self.levels - 1)));
         }
-        fix.sort_unstable();
-        fix.dedup();
-        for &v in &fix {
-            let (fi, k) = (v % nf, v / nf);
-            if k < self.flavors[fi].open {
-                self.flavors[fi].bound(k);
+        runs.sort_unstable();
+        let mut merged = 0;
+        for r in 1..runs.len() {
+            let (fi, lo, hi) = runs[r];
+            let last = &mut runs[merged];
+            if last.0 == fi && lo <= last.2 + 1 {
+                last.2 = last.2.max(hi);
+            } else {
+                merged += 1;
+                runs[merged] = (fi, lo, hi);
             }
         }
+        runs.truncate(merged + 1);
+        for &(fi, lo, hi) in &runs {
+            self.flavors[fi].bound_range(lo, hi);
+            fix.extend((lo..=hi).map(|k| k * nf + fi));
+        }
+        self.runs = runs;
         if nf > 1 {
             for &(v, x) in &path {
                 let fi = v % nf;
