@@ -114,12 +114,15 @@ proptest! {
         sticky.stickiness = 5.0;
         let total: f64 = run(&s, &mut sticky, &EXACT).iter().map(JobOutcome::jct).sum();
         prop_assert!((total - optimum).abs() < 1e-9, "sticky AlloX total {} vs optimum {}", total, optimum);
-        // The exchange solver keeps its matching between decisions (warm
-        // starts and front starts); that must not cost optimality either.
-        let mut warm = Allox::new(1.0).unwrap();
-        warm.solver = SolverKind::Exchange;
-        let total: f64 = run(&s, &mut warm, &EXACT).iter().map(JobOutcome::jct).sum();
-        prop_assert!((total - optimum).abs() < 1e-9, "warm AlloX total {} vs optimum {}", total, optimum);
+        // The exchange and class solvers keep their matching between
+        // decisions (warm starts and front starts); that must not cost
+        // optimality either.
+        for solver in [SolverKind::Exchange, SolverKind::Classes] {
+            let mut warm = Allox::new(1.0).unwrap();
+            warm.solver = solver;
+            let total: f64 = run(&s, &mut warm, &EXACT).iter().map(JobOutcome::jct).sum();
+            prop_assert!((total - optimum).abs() < 1e-9, "warm AlloX ({:?}) total {} vs optimum {}", solver, total, optimum);
+        }
     }
 }
 
@@ -136,10 +139,12 @@ proptest! {
             t += f64::from(gap);
             job.arrival = t;
         }
-        let mut warm = Allox::new(1.0).unwrap();
-        warm.solver = SolverKind::Exchange;
-        let outcomes = run(&s, &mut warm, &EXACT);
-        prop_assert_eq!(outcomes.len(), s.workload.jobs.len());
+        for solver in [SolverKind::Exchange, SolverKind::Classes] {
+            let mut warm = Allox::new(1.0).unwrap();
+            warm.solver = solver;
+            let outcomes = run(&s, &mut warm, &EXACT);
+            prop_assert_eq!(outcomes.len(), s.workload.jobs.len());
+        }
     }
 }
 

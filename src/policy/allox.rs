@@ -46,8 +46,8 @@ pub struct Allox {
     pub stickiness: f64,
     /// The previous plans: pending job id -> machine.
     planned: IdMap<usize>,
-    /// With the exchange solver and no stickiness: the last matching,
-    /// kept for the next decision (see `warm_plan`).
+    /// With the exchange or class solver and no stickiness: the last
+    /// matching, kept for the next decision (see `warm_plan`).
     warm: WarmSlot,
 }
 
@@ -254,7 +254,8 @@ impl Allox {
         users: Vec<usize>,
     ) -> Result<Plan, PolicyError> {
         let machines = view.machines.len();
-        let warm = self.solver == SolverKind::Exchange && self.stickiness == 0.0;
+        let warm = matches!(self.solver, SolverKind::Exchange | SolverKind::Classes)
+            && self.stickiness == 0.0;
         if !warm {
             self.warm.0 = None;
         }
@@ -302,7 +303,7 @@ impl Allox {
         if warm {
             let ids = candidates.iter().map(|j| j.id).collect();
             instance.validate()?;
-            if let Some(w) = WarmPlan::cold(&instance, ids, view.now) {
+            if let Some(w) = WarmPlan::cold(&instance, ids, view.now, self.solver) {
                 let queues = w.queues();
                 self.warm.0 = Some(w);
                 return Ok(Plan { users, queues });
@@ -540,6 +541,114 @@ mod tests {
             allox.decide(&view),
             Err(PolicyError::Parameter(_))
         ));
+    }
+
+    /// Runs `allox` on a queue where 8 jobs arrive every `gap` seconds and
+    /// each runs exactly its estimate; returns every decision's starts, per
+    /// decision whether a warm plan was kept after it, and the total
+    /// completion time.
+    fn run_queue(
+        allox: &mut Allox,
+        machine_flavors: &[usize],
+        gap: f64,
+    ) -> (Vec<Vec<Start>>, Vec<bool>, f64) {
+        let flavors: Vec<Flavor> = (0..2)
+            .map(|f| Flavor {
+                name: format!("f{f}"),
+                slots: machine_flavors.iter().filter(|&&x| x == f).count(),
+            })
+            .collect();
+        // Distinct times, so the optimum (and each decision) is unique.
+        let arrivals: Vec<PendingJob> = (0..40)
+            .map(|id| PendingJob {
+                id,
+                user: id % 3,
+                arrival: (id / 8) as f64 * gap,
+                estimates: vec![
+                    Some(3.0 + ((id * 37) % 41) as f64 * 0.913),
+                    Some(2.0 + ((id * 53) % 43) as f64 * 1.271),
+                ],
+            })
+            .collect();
+        let mut machines: Vec<MachineView> = machine_flavors
+            .iter()
+            .map(|&flavor| MachineView {
+                flavor,
+                free_at: 0.0,
+                idle: true,
+            })
+            .collect();
+        let (mut now, mut decisions, mut warm, mut total) = (0.0, Vec::new(), Vec::new(), 0.0);
+        let mut pending: Vec<PendingJob> = Vec::new();
+        let mut next = 0;
+        while next < arrivals.len() || !pending.is_empty() {
+            while next < arrivals.len() && arrivals[next].arrival <= now {
+                pending.push(arrivals[next].clone());
+                next += 1;
+            }
+            for m in &mut machines {
+                m.idle = m.free_at <= now;
+            }
+            let view = View {
+                now,
+                flavors: &flavors,
+                machines: &machines,
+                pending: &pending,
+                running: &[],
+                user_weights: &[1.0, 1.0, 1.0],
+                attained: &[],
+            };
+            let starts = allox.decide(&view).unwrap();
+            for s in &starts {
+                let i = pending.iter().position(|j| j.id == s.job).unwrap();
+                let job = pending.remove(i);
+                let m = &mut machines[s.machine];
+                m.free_at = now + job.estimates[m.flavor].unwrap();
+                total += m.free_at;
+            }
+            warm.push(allox.warm.0.is_some());
+            decisions.push(starts);
+            // The next event: a machine frees or a job arrives.
+            now = machines
+                .iter()
+                .map(|m| m.free_at)
+                .filter(|&t| t > now)
+                .chain(arrivals.get(next).map(|j| j.arrival))
+                .fold(f64::INFINITY, f64::min);
+        }
+        (decisions, warm, total)
+    }
+
+    #[test]
+    fn a_kept_class_plan_decides_as_cold_solves_and_stays_warm() {
+        // One machine per flavor and distinct times: every decision has
+        // one optimum, so the kept plan must start exactly what cold
+        // solves start. Two machines of one flavor make ties (two jobs at
+        // the same position swap for free), so there only the total is
+        // compared, with every job queued at once (AlloX then reaches the
+        // optimum whichever tie it takes).
+        for (machine_flavors, gap) in [(vec![0, 1], 7.0), (vec![0, 0, 1], 0.0)] {
+            let mut cold = Allox::new(1.0).unwrap();
+            let (expected, _, expected_total) = run_queue(&mut cold, &machine_flavors, gap);
+            let mut classes = Allox::new(1.0).unwrap();
+            classes.solver = SolverKind::Classes;
+            let (decided, warm, total) = run_queue(&mut classes, &machine_flavors, gap);
+            if gap > 0.0 {
+                assert_eq!(decided, expected, "machines {machine_flavors:?}");
+            }
+            assert!(
+                (total - expected_total).abs() <= 1e-9 * expected_total,
+                "machines {machine_flavors:?}: total {total} against {expected_total}"
+            );
+            // Arrivals and front starts keep the plan; the decision that
+            // starts the last candidate leaves none.
+            let kept = warm.iter().filter(|&&w| w).count();
+            assert!(
+                kept + 1 >= warm.len(),
+                "machines {machine_flavors:?}: warm after {kept} of {} decisions",
+                warm.len()
+            );
+        }
     }
 
     /// AlloX as its authors run it: one matching per start, re-solved

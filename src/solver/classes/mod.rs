@@ -441,20 +441,47 @@ impl Classes {
             .filter(|&fi| self.flavors[fi].size > 0)
             .min_by(|&a, &b| self.flavors[a].ready[0].total_cmp(&self.flavors[b].ready[0]))?;
         self.advance(self.room().max(0.0));
-        let nf = self.flavors.len();
-        let fl = &self.flavors[fi];
-        let pos = fl.held.select(fl.size - 1);
-        let job = fl.order[pos];
-        let machine = fl
+        let machine = self.flavors[fi]
             .machines
             .iter()
             .copied()
             .min_by(|&a, &b| self.free_at[a].total_cmp(&self.free_at[b]).then(a.cmp(&b)))
             .expect("a flavor has machines");
+        Some((machine, self.start_shortest(fi, machine)))
+    }
+
+    /// The job [`Classes::start`] would start on `machine`: its flavor's
+    /// shortest, when the machine is among the flavor's soonest free (list
+    /// scheduling gives those the shortest jobs first). `None` otherwise.
+    pub fn startable(&self, machine: usize) -> Option<u32> {
+        let fi = self.flavor_of[self.machine_flavor[machine]] as usize;
+        let fl = &self.flavors[fi];
+        (fl.size > 0 && self.free_at[machine] == fl.ready[0])
+            .then(|| fl.order[fl.held.select(fl.size - 1)])
+    }
+
+    /// Starts [`Classes::startable`]'s job on `machine`, when it frees; the
+    /// clock stays. It was first on that machine in an optimal schedule, so
+    /// the rest stays optimal (as for [`Classes::start_next`]). Returns the
+    /// job, or `None` (and nothing changes) when there is none.
+    pub fn start(&mut self, machine: usize) -> Option<u32> {
+        self.startable(machine)?;
+        let fi = self.flavor_of[self.machine_flavor[machine]] as usize;
+        Some(self.start_shortest(fi, machine))
+    }
+
+    /// `machine`, one of flavor `fi`'s soonest free, starts the flavor's
+    /// shortest job when it frees.
+    fn start_shortest(&mut self, fi: usize, machine: usize) -> u32 {
+        let nf = self.flavors.len();
+        let fl = &self.flavors[fi];
+        let pos = fl.held.select(fl.size - 1);
+        let job = fl.order[pos];
         let p = self.times[job as usize * self.nflavors + self.flavor_ids[fi]].unwrap_or(0.0);
-        self.free_at[machine] = self.clock + p;
+        let ends = self.free_at[machine].max(self.clock) + p;
+        self.free_at[machine] = ends;
         let fl = &mut self.flavors[fi];
-        fl.requeue_soonest(self.clock + p);
+        fl.requeue_soonest(ends);
         fl.hold(pos, false);
         let k = fl.shrink_last();
         self.gone[job as usize] = true;
@@ -466,7 +493,52 @@ impl Classes {
             self.loose.push(node);
         }
         self.debug_check();
-        Some((machine, job))
+        job
+    }
+
+    /// Each machine's queue, first to run first: each flavor's jobs by list
+    /// scheduling, shortest first, each onto the machine that frees first
+    /// (ties: the lower index), which is optimal for the flavor's set. So
+    /// the soonest machine's first job is what [`Classes::startable`] says.
+    pub fn queues(&self) -> Vec<Vec<u32>> {
+        let mut queues = vec![Vec::new(); self.free_at.len()];
+        for (fi, fl) in self.flavors.iter().enumerate() {
+            let f = self.flavor_ids[fi];
+            let mut frees: BinaryHeap<Reverse<(Key, usize)>> = fl
+                .machines
+                .iter()
+                .map(|&m| Reverse((Key(self.free_at[m]), m)))
+                .collect();
+            let members: Vec<usize> = fl.members().collect();
+            for &pos in members.iter().rev() {
+                let job = fl.order[pos];
+                let Reverse((Key(free), m)) = frees.pop().expect("a flavor has machines");
+                queues[m].push(job);
+                let p = self.times[job as usize * self.nflavors + f].unwrap_or(0.0);
+                frees.push(Reverse((Key(free + p), m)));
+            }
+        }
+        queues
+    }
+
+    /// The number of machines.
+    pub fn machines(&self) -> usize {
+        self.free_at.len()
+    }
+
+    /// The instance's number of flavors.
+    pub fn flavors(&self) -> usize {
+        self.nflavors
+    }
+
+    /// How long until `machine` is free.
+    pub fn free_in(&self, machine: usize) -> f64 {
+        self.free_at[machine] - self.clock
+    }
+
+    /// A job's times per flavor, as given.
+    pub fn times_of(&self, job: u32) -> &[Option<f64>] {
+        &self.times[job as usize * self.nflavors..(job as usize + 1) * self.nflavors]
     }
 
     /// The jobs still waiting: the sum of their completion times from now.
