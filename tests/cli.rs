@@ -351,6 +351,45 @@ fn bench_solver_prints_the_documented_json() {
 }
 
 #[test]
+fn bench_solver_busy_redraws_the_machines_only() {
+    let run = |busy: &str| {
+        let busy = format!("--busy={busy}");
+        fairmatch(&[
+            "bench",
+            "solver",
+            "--jobs",
+            "40",
+            "--machines",
+            "6",
+            "--flavors",
+            "2",
+            "--solver",
+            "classes",
+            &busy,
+            "--json",
+        ])
+    };
+    let json = |out: &std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let (idle, all) = (json(&run("0")), json(&run("1")));
+    assert_eq!(idle["busy"], 0.0);
+    assert_eq!(all["busy"], 1.0);
+    // The same jobs wait longer behind machines that are all busy.
+    assert!(all["objective"].as_f64().unwrap() > idle["objective"].as_f64().unwrap());
+    for bad in ["1.5", "-0.1", "NaN"] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "--busy {bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--busy"));
+    }
+}
+
+#[test]
 fn profile_keeps_the_input_estimates_and_offers_allox_probes() {
     let dir = tempfile::tempdir().unwrap();
     let (cluster, truth) = motivation(dir.path());

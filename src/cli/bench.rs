@@ -13,6 +13,8 @@ struct BenchReport {
     jobs: usize,
     machines: usize,
     flavors: usize,
+    /// The fraction of machines drawn busy (`--busy`).
+    busy: f64,
     /// The solver that ran: "one-flavor" when only one flavor has machines.
     solver: &'static str,
     /// The exchange solver could not certify a step and the slot solver
@@ -40,10 +42,17 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
             "need --flavors >= 1 and at least one machine per flavor".into(),
         ));
     }
+    if !(0.0..=1.0).contains(&args.busy) {
+        return Err(CliError::Input(format!(
+            "--busy {} must be a fraction from 0 to 1",
+            args.busy
+        )));
+    }
     if args.incremental {
         return incremental(args);
     }
-    let instance = random::instance(args.jobs, args.machines, args.flavors, args.seed);
+    let instance =
+        random::instance_with_busy(args.jobs, args.machines, args.flavors, args.seed, args.busy);
     let kind: SolverKind = args.solver.into();
     // `solver::solve` hands a one-flavor instance to list scheduling.
     let one_flavor =
@@ -73,6 +82,7 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
         jobs: args.jobs,
         machines: args.machines,
         flavors: args.flavors,
+        busy: args.busy,
         solver: if one_flavor {
             "one-flavor"
         } else {
@@ -91,11 +101,16 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
         print_json(&report)?;
     } else {
         println!(
-            "{} jobs x {} machines x {} flavors, {}{}: {:.6} s, objective {}, peak RSS {} MB; \
+            "{} jobs x {} machines x {} flavors{}, {}{}: {:.6} s, objective {}, peak RSS {} MB; \
              {}: {:.6} s ({:.0}x)",
             report.jobs,
             report.machines,
             report.flavors,
+            if report.busy == 0.25 {
+                String::new()
+            } else {
+                format!(" ({:.0}% busy)", report.busy * 100.0)
+            },
             report.solver,
             if report.fell_back {
                 " (fell back to the slot solver)"
@@ -118,6 +133,8 @@ struct IncrementalReport {
     jobs: usize,
     machines: usize,
     flavors: usize,
+    /// The fraction of machines drawn busy (`--busy`).
+    busy: f64,
     /// The solver whose state is kept: "exchange" or "classes".
     solver: &'static str,
     /// The baseline: one cold solve of the starting instance by that solver.
@@ -201,7 +218,8 @@ fn inexact(e: exchange::Inexact) -> CliError {
 /// solver's.
 fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
     let classes = args.solver == super::SolverArg::Classes;
-    let instance = random::instance(args.jobs, args.machines, args.flavors, args.seed);
+    let instance =
+        random::instance_with_busy(args.jobs, args.machines, args.flavors, args.seed, args.busy);
     instance
         .validate()
         .map_err(|e| CliError::Run(e.to_string()))?;
@@ -268,6 +286,7 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
         jobs: args.jobs,
         machines: args.machines,
         flavors: args.flavors,
+        busy: args.busy,
         solver: if classes { "classes" } else { "exchange" },
         cold_seconds,
         arrivals: arrive.len(),

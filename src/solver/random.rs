@@ -42,6 +42,31 @@ pub fn instance(jobs: usize, machines: usize, flavors: usize, seed: u64) -> Inst
     }
 }
 
+/// [`instance`] with a fraction `busy` of its machines busy instead of a
+/// quarter. Other fractions draw the machines' free times from a stream
+/// of their own, so the jobs stay those of the same seed; 0.25 is
+/// [`instance`] itself.
+pub fn instance_with_busy(
+    jobs: usize,
+    machines: usize,
+    flavors: usize,
+    seed: u64,
+    busy: f64,
+) -> Instance {
+    let mut inst = instance(jobs, machines, flavors, seed);
+    if busy != 0.25 {
+        let mut rng = StdRng::seed_from_u64(seed ^ 0x6275_7379);
+        for m in &mut inst.machines {
+            m.free_in = if rng.gen_bool(busy) {
+                rng.gen_range(0.0..2000.0)
+            } else {
+                0.0
+            };
+        }
+    }
+    inst
+}
+
 /// The benchmarks' baseline: the jobs in order of their fastest time,
 /// shortest first. On one machine that order is the whole optimum, and any
 /// exact method costs at least this much.
