@@ -22,14 +22,14 @@ fn cold(c: &mut Criterion) {
     // is left out there. A deep queue on a real cluster has every machine
     // busy, the dearer case for the class solver.
     for &(jobs, machines, flavors, busy, with_fast) in &[
-        (10_000, 1000, 4, 0.25, true),
-        (10_000, 16, 2, 0.25, false),
+        (10_000, 1000, 4, random::DEFAULT_BUSY, true),
+        (10_000, 16, 2, random::DEFAULT_BUSY, false),
         (10_000, 16, 2, 1.0, false),
-        (10_000, 100, 2, 0.25, false),
-        (20_000, 2000, 2, 0.25, false),
+        (10_000, 100, 2, random::DEFAULT_BUSY, false),
+        (20_000, 2000, 2, random::DEFAULT_BUSY, false),
     ] {
         let instance = random::instance_with_busy(jobs, machines, flavors, 1, busy);
-        let id = if busy == 0.25 {
+        let id = if busy == random::DEFAULT_BUSY {
             format!("{jobs}x{machines}x{flavors}")
         } else {
             format!("{jobs}x{machines}x{flavors}-busy{busy}")

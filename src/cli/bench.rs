@@ -106,7 +106,7 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
             report.jobs,
             report.machines,
             report.flavors,
-            if report.busy == 0.25 {
+            if report.busy == random::DEFAULT_BUSY {
                 String::new()
             } else {
                 format!(" ({:.0}% busy)", report.busy * 100.0)

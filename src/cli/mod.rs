@@ -292,7 +292,7 @@ pub struct BenchSolverArgs {
     seed: u64,
     /// The fraction of machines busy, each for up to 2,000 s. Other values
     /// than the default redraw only the machines: the jobs stay the seed's.
-    #[arg(long, default_value_t = 0.25)]
+    #[arg(long, default_value_t = fairmatch::solver::random::DEFAULT_BUSY)]
     busy: f64,
     /// Print one JSON object instead of a line of text.
     #[arg(long)]

@@ -107,7 +107,7 @@ impl WarmPlan {
         if kept != self.index.len() {
             return false;
         }
-        self.state.advance(dt.max(0.0));
+        self.state.advance(dt);
         self.now = now;
         for job in candidates {
             if self.index.contains_key(&job.id) {

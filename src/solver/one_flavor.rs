@@ -64,23 +64,42 @@ pub fn schedule(
     let mut order = jobs.to_vec();
     // Equal times in job order, so the result does not depend on the sort.
     order.sort_by(|&a, &b| time(a).total_cmp(&time(b)).then(a.cmp(&b)));
-    // Min-heap of (when the machine frees, machine): ties to the lower index.
-    let mut frees: BinaryHeap<Reverse<(Key, usize)>> = machines
-        .iter()
-        .map(|&m| Reverse((Key(instance.machines[m].free_in), m)))
-        .collect();
     let mut queued = vec![0usize; instance.machines.len()];
-    for &j in &order {
-        let Reverse((Key(free), m)) = frees.pop().expect("a flavor with jobs has a machine");
-        slots[j].machine = m;
-        queued[m] += 1;
-        frees.push(Reverse((Key(free + time(j)), m)));
-    }
+    list_schedule(
+        machines,
+        |m| instance.machines[m].free_in,
+        order.iter().map(|&j| (j, time(j))),
+        |j, m| {
+            slots[j].machine = m;
+            queued[m] += 1;
+        },
+    );
     // A machine's jobs run in `order`; position 1 is its last.
     for &j in &order {
         let m = slots[j].machine;
         slots[j].position = queued[m];
         queued[m] -= 1;
+    }
+}
+
+/// The list scheduling itself: `jobs` as `(job, time)`, shortest first,
+/// each handed to `place` with the machine of `machines` that frees first
+/// (`free_in`; ties to the lower index). Each machine gets its jobs in run
+/// order.
+pub fn list_schedule(
+    machines: &[usize],
+    free_in: impl Fn(usize) -> f64,
+    jobs: impl Iterator<Item = (usize, f64)>,
+    mut place: impl FnMut(usize, usize),
+) {
+    let mut frees: BinaryHeap<Reverse<(Key, usize)>> = machines
+        .iter()
+        .map(|&m| Reverse((Key(free_in(m)), m)))
+        .collect();
+    for (j, p) in jobs {
+        let Reverse((Key(free), m)) = frees.pop().expect("a flavor with jobs has a machine");
+        place(j, m);
+        frees.push(Reverse((Key(free + p), m)));
     }
 }
 

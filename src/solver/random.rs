@@ -8,6 +8,9 @@ use super::{Instance, Machine};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+/// The fraction of machines [`instance`] draws busy.
+pub const DEFAULT_BUSY: f64 = 0.25;
+
 pub fn instance(jobs: usize, machines: usize, flavors: usize, seed: u64) -> Instance {
     assert!(
         flavors >= 1 && machines >= flavors,
@@ -17,7 +20,7 @@ pub fn instance(jobs: usize, machines: usize, flavors: usize, seed: u64) -> Inst
     let machines = (0..machines)
         .map(|m| Machine {
             flavor: m * flavors / machines,
-            free_in: if rng.gen_bool(0.25) {
+            free_in: if rng.gen_bool(DEFAULT_BUSY) {
                 rng.gen_range(0.0..2000.0)
             } else {
                 0.0
@@ -44,7 +47,7 @@ pub fn instance(jobs: usize, machines: usize, flavors: usize, seed: u64) -> Inst
 
 /// [`instance`] with a fraction `busy` of its machines busy instead of a
 /// quarter. Other fractions draw the machines' free times from a stream
-/// of their own, so the jobs stay those of the same seed; 0.25 is
+/// of their own, so the jobs stay those of the same seed; [`DEFAULT_BUSY`] is
 /// [`instance`] itself.
 pub fn instance_with_busy(
     jobs: usize,
@@ -54,7 +57,7 @@ pub fn instance_with_busy(
     busy: f64,
 ) -> Instance {
     let mut inst = instance(jobs, machines, flavors, seed);
-    if busy != 0.25 {
+    if busy != DEFAULT_BUSY {
         let mut rng = StdRng::seed_from_u64(seed ^ 0x6275_7379);
         for m in &mut inst.machines {
             m.free_in = if rng.gen_bool(busy) {

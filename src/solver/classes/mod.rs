@@ -504,19 +504,18 @@ impl Classes {
         let mut queues = vec![Vec::new(); self.free_at.len()];
         for (fi, fl) in self.flavors.iter().enumerate() {
             let f = self.flavor_ids[fi];
-            let mut frees: BinaryHeap<Reverse<(Key, usize)>> = fl
-                .machines
-                .iter()
-                .map(|&m| Reverse((Key(self.free_at[m]), m)))
-                .collect();
             let members: Vec<usize> = fl.members().collect();
-            for &pos in members.iter().rev() {
-                let job = fl.order[pos];
-                let Reverse((Key(free), m)) = frees.pop().expect("a flavor has machines");
-                queues[m].push(job);
-                let p = self.times[job as usize * self.nflavors + f].unwrap_or(0.0);
-                frees.push(Reverse((Key(free + p), m)));
-            }
+            // The order is longest first: its last member is the shortest.
+            let jobs = members.iter().rev().map(|&pos| {
+                let job = fl.order[pos] as usize;
+                (job, self.times[job * self.nflavors + f].unwrap_or(0.0))
+            });
+            one_flavor::list_schedule(
+                &fl.machines,
+                |m| self.free_at[m],
+                jobs,
+                |job, m| queues[m].push(job as u32),
+            );
         }
         queues
     }
