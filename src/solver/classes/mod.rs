@@ -184,6 +184,9 @@ pub struct Classes {
     /// job, version)`. Entries of a job that has moved since are stale:
     /// their version is behind `version[job]`.
     cross: Vec<BinaryHeap<Reverse<(Key, u32, u32)>>>,
+    /// Per entry of `cross`: at most the least bound in its heap (stale
+    /// entries included), infinity when empty; read before the heap.
+    cross_low: Vec<f64>,
     /// Entries popped while settling a class, to put back.
     keep: Vec<(Key, u32, u32)>,
     /// The path of the last search: `(class, job that entered it)`.
@@ -298,6 +301,7 @@ impl Classes {
             now: f64::NEG_INFINITY,
             deferred: Vec::new(),
             cross: Vec::new(),
+            cross_low: Vec::new(),
             keep: Vec::new(),
             path: Vec::new(),
             fix: Vec::new(),

@@ -15,6 +15,8 @@ impl Classes {
             self.pred.extend(std::iter::repeat_n((NONE, NONE), nf));
             self.settled.extend(std::iter::repeat_n(false, nf));
             self.cross.extend((0..nf * nf).map(|_| BinaryHeap::new()));
+            self.cross_low
+                .extend(std::iter::repeat_n(f64::INFINITY, nf * nf));
             self.levels += 1;
         }
     }
@@ -62,6 +64,7 @@ impl Classes {
     /// path to a free unit found so far (plus the slack) is dropped: the
     /// search ends before it would settle there, and the potential update
     /// caps it anyway.
+    #[inline(always)]
     fn relax(&mut self, node: usize, d: f64, from: u32, job: u32, slack: f64) {
         if d < self.dist[node] && d < self.limit(slack) && !self.settled[node] {
             if self.dist[node] == f64::INFINITY {
@@ -121,6 +124,11 @@ impl Classes {
         let (fi, kth) = (v % nf, (v / nf + 1) as f64);
         let idx = v * nf + f2;
         let pv = self.pot[v];
+        // Most settled classes have no move worth relaxing: the flat lower
+        // bound says so without touching the heap.
+        if d + pv + self.cross_low[idx] >= self.limit(slack) {
+            return;
+        }
         while let Some(&Reverse((Key(bound), x, ver))) = self.cross[idx].peek() {
             if ver != self.version[x as usize] {
                 self.cross[idx].pop();
@@ -145,6 +153,9 @@ impl Classes {
         for e in self.keep.drain(..) {
             self.cross[idx].push(Reverse(e));
         }
+        self.cross_low[idx] = self.cross[idx]
+            .peek()
+            .map_or(f64::INFINITY, |Reverse((Key(b), _, _))| *b);
     }
 
     /// Files `job`, just moved into class `v`, under each other flavor.
@@ -168,7 +179,9 @@ impl Classes {
             } else {
                 seen
             };
-            self.cross[v * nf + f2].push(Reverse((Key(value - leave), job, ver)));
+            let idx = v * nf + f2;
+            self.cross[idx].push(Reverse((Key(value - leave), job, ver)));
+            self.cross_low[idx] = self.cross_low[idx].min(value - leave);
         }
     }
 
