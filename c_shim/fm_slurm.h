@@ -142,6 +142,8 @@ bool fm_hold_unchanged(const fm_hold_t *h);
  * partitions, reservations or slurm.conf changed meanwhile (as backfill's
  * _yield_locks breaks out), so the copied nodes and partitions are stale. */
 bool fm_hold_yield(fm_hold_t *h);
+/* The same, sleeping sleep_us between the holds. */
+bool fm_hold_yield_us(fm_hold_t *h, uint32_t sleep_us);
 
 /* fm_snapshot.c: caller holds the cycle locks. */
 bool fm_is_gpu_one(const char *tres);

@@ -300,8 +300,13 @@ bool fm_hold_unchanged(const fm_hold_t *h)
 
 bool fm_hold_yield(fm_hold_t *h)
 {
+	return fm_hold_yield_us(h, YIELD_SLEEP_US);
+}
+
+bool fm_hold_yield_us(fm_hold_t *h, uint32_t sleep_us)
+{
 	fm_unlock(h);
-	usleep(YIELD_SLEEP_US);
+	usleep(sleep_us);
 	fm_lock(h);
 	if (!fm_hold_unchanged(h))
 		h->stopped = true;
