@@ -6,6 +6,7 @@
 
 pub mod allox;
 pub mod candidates;
+pub mod decision_loop;
 pub mod drf;
 pub mod drfa;
 pub mod equal_share;

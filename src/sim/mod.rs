@@ -14,9 +14,8 @@ pub use estimates::{EstimateSource, ESTIMATE_FLOOR};
 use crate::metrics::{isolated_time, JobOutcome};
 use crate::model::Scenario;
 use crate::ordered::TotalF64 as Time;
-use crate::policy::{
-    usage_scores, MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View,
-};
+use crate::policy::decision_loop::{self, AttainedService, DecisionTimes, Driver};
+use crate::policy::{MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
@@ -193,9 +192,7 @@ struct Sim<'a> {
     probes_left: Vec<usize>,
     outcomes: Vec<Option<JobOutcome>>,
     busy: Vec<f64>,
-    decisions: usize,
-    decision_seconds: f64,
-    decision_seconds_max: f64,
+    times: DecisionTimes,
     /// Per machine, how many runs on it were preempted (see `Event::Free`).
     epochs: Vec<u64>,
     /// Per job, the share of its work left, and when it first started.
@@ -210,11 +207,8 @@ struct Sim<'a> {
     /// finish-time fairness.
     slots: Vec<usize>,
     users_with_jobs: usize,
-    /// Per user: the fair-share score integrated over time so far, its
-    /// current rate, and when it was last brought up to date.
-    attained: Vec<f64>,
-    rates: Vec<f64>,
-    accounted_until: f64,
+    /// Per user: the fair-share score integrated over time so far.
+    service: AttainedService,
 }
 
 /// Runs `policy` on `scenario`. `progress` is called with the number of
@@ -266,9 +260,7 @@ pub fn simulate(
         group_jobs,
         outcomes: vec![None; n],
         busy: vec![0.0; cluster.flavors.len()],
-        decisions: 0,
-        decision_seconds: 0.0,
-        decision_seconds_max: 0.0,
+        times: DecisionTimes::default(),
         epochs: vec![0; cluster.total_slots()],
         remaining: vec![1.0; n],
         first_start: vec![None; n],
@@ -283,9 +275,7 @@ pub fn simulate(
             }
             has.iter().filter(|&&h| h).count()
         },
-        attained: vec![0.0; scenario.workload.users.len()],
-        rates: vec![0.0; scenario.workload.users.len()],
-        accounted_until: 0.0,
+        service: AttainedService::new(scenario.workload.users.len()),
     };
     for (j, job) in scenario.workload.jobs.iter().enumerate() {
         sim.push(job.arrival, Event::Arrive(j));
@@ -294,7 +284,7 @@ pub fn simulate(
         if now > MAX_CLOCK {
             return Err(SimError::ClockOverflow { time: now });
         }
-        sim.account(now);
+        sim.service.accrue(now);
         while let Some(Reverse((Time(t), event, _))) = sim.events.peek().copied() {
             if t != now {
                 break;
@@ -304,7 +294,6 @@ pub fn simulate(
         }
         sim.start_probes(now);
         sim.schedule(now, policy)?;
-        sim.rates = sim.with_view(now, usage_scores);
         let waiting = sim.pending.len() + sim.probes.iter().map(VecDeque::len).sum::<usize>();
         if sim.events.is_empty() && waiting > 0 {
             return Err(SimError::Stalled { time: now, waiting });
@@ -317,9 +306,9 @@ pub fn simulate(
             .map(|o| o.expect("every job finishes once the event queue drains"))
             .collect(),
         busy: sim.busy,
-        decisions: sim.decisions,
-        decision_seconds: sim.decision_seconds,
-        decision_seconds_max: sim.decision_seconds_max,
+        decisions: sim.times.decisions,
+        decision_seconds: sim.times.seconds,
+        decision_seconds_max: sim.times.longest,
     })
 }
 
@@ -510,15 +499,6 @@ impl Sim<'_> {
         }
     }
 
-    /// Brings every user's attained service up to `now`.
-    fn account(&mut self, now: f64) {
-        let elapsed = now - self.accounted_until;
-        for (a, r) in self.attained.iter_mut().zip(&self.rates) {
-            *a += r * elapsed;
-        }
-        self.accounted_until = now;
-    }
-
     /// Calls `f` with the policy's view of the cluster at `now`.
     fn with_view<T>(&self, now: f64, f: impl FnOnce(&View<'_>) -> T) -> T {
         let machines = self.machine_views(now);
@@ -537,22 +517,29 @@ impl Sim<'_> {
             pending: &self.pending,
             running: &running,
             user_weights: &weights,
-            attained: &self.attained,
+            attained: self.service.attained(),
         })
     }
 
+    /// One instant's decisions: preemptions, then the shared decision
+    /// loop, then the policy's next wake-up; the users' new rates of
+    /// service come from the state it leaves.
     fn schedule(&mut self, now: f64, policy: &mut dyn Policy) -> Result<(), SimError> {
         if !self.pending.is_empty() {
             let asked = std::time::Instant::now();
             let stop = self.with_view(now, |view| policy.preempt(view));
-            let took = asked.elapsed().as_secs_f64();
-            self.decision_seconds += took;
-            self.decision_seconds_max = self.decision_seconds_max.max(took);
+            self.times.record(asked.elapsed().as_secs_f64());
             for job in stop? {
                 self.preempt(now, job)?;
             }
         }
-        self.decide(now, policy)?;
+        let mut times = self.times;
+        let rates = decision_loop::decide_until_settled(
+            policy,
+            &mut AtInstant { sim: self, now },
+            &mut times,
+        )?;
+        self.times = times;
         if let Some(t) = self.with_view(now, |view| policy.wake_at(view)) {
             let queued = self.next_wake.is_some_and(|w| w > now && w <= t);
             if t > now && t <= MAX_CLOCK && !queued {
@@ -560,25 +547,7 @@ impl Sim<'_> {
                 self.push(t, Event::Wake);
             }
         }
-        Ok(())
-    }
-
-    fn decide(&mut self, now: f64, policy: &mut dyn Policy) -> Result<(), SimError> {
-        while !self.pending.is_empty() && self.machines.contains(&Busy::Idle) {
-            self.decisions += 1;
-            let asked = std::time::Instant::now();
-            let starts = self.with_view(now, |view| policy.decide(view));
-            let took = asked.elapsed().as_secs_f64();
-            self.decision_seconds += took;
-            self.decision_seconds_max = self.decision_seconds_max.max(took);
-            let starts = starts?;
-            if starts.is_empty() {
-                break;
-            }
-            for start in starts {
-                self.start(now, start)?;
-            }
-        }
+        self.service.set_rates(&rates);
         Ok(())
     }
 
@@ -656,5 +625,30 @@ impl Sim<'_> {
                 _ => None,
             })
             .collect()
+    }
+}
+
+/// The simulator at one instant, as the decision loop drives it.
+struct AtInstant<'s, 'a> {
+    sim: &'s mut Sim<'a>,
+    now: f64,
+}
+
+impl Driver for AtInstant<'_, '_> {
+    type Error = SimError;
+
+    fn with_view<T>(&self, f: impl FnOnce(&View<'_>) -> T) -> T {
+        self.sim.with_view(self.now, f)
+    }
+
+    fn apply(&mut self, starts: Vec<Start>) -> Result<(), SimError> {
+        for start in starts {
+            self.sim.start(self.now, start)?;
+        }
+        Ok(())
+    }
+
+    fn policy_failed(&mut self, error: PolicyError) -> Result<(), SimError> {
+        Err(error.into())
     }
 }

@@ -7,6 +7,8 @@ pub mod config;
 pub mod hints;
 pub mod history;
 pub mod planner;
+mod reasons;
 pub mod slots;
 pub mod snapshot;
+mod view;
 pub mod window;

@@ -16,25 +16,18 @@
 use super::config::{Config, FairshareBy};
 use super::hints::{self, Hint};
 use super::history::History;
+use super::reasons;
 use super::slots::SlotModel;
 use super::snapshot::{Action, Checked, Decision, FinishedJob, JobInfo, Outcome, Snapshot};
+use super::view::SnapshotView;
 use super::window::{self, Ranked};
-use crate::policy::{
-    allox::Allox, usage_scores, MachineView, PendingJob, Policy, RunningJob, View,
-};
+use crate::policy::allox::Allox;
+use crate::policy::decision_loop::{self, DecisionTimes, NamedService};
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Seconds a job Slurm refused to start sits out of the plans.
 pub const RETRY_AFTER: f64 = 2.0;
-
-/// The matching's id for task `task` of Slurm job `job_id`: stable from one
-/// plan to the next, as stickiness needs.
-fn pending_id(job_id: u32, task: u32) -> usize {
-    ((job_id as usize) << 32) | task as usize
-}
-
-/// Longest reason text handed to Slurm.
-const MAX_REASON: usize = 240;
 
 fn policy_for(config: &Config) -> Allox {
     let mut allox = Allox::new(Config::default().alpha).expect("the default alpha is valid");
@@ -64,8 +57,12 @@ pub enum Source {
     Default,
 }
 
+/// A job's estimate per flavor of the slot model, and where each came
+/// from; `None` where it may not run.
+pub type Estimates = Vec<Option<(f64, Source)>>;
+
 impl Source {
-    fn label(self) -> &'static str {
+    pub(super) fn label(self) -> &'static str {
         match self {
             Source::Hint => "hint",
             Source::TimeLimit => "time limit",
@@ -92,11 +89,8 @@ pub struct Planner {
     refused: HashMap<u32, f64>,
     /// Jobs whose hint problems were already reported.
     noted: HashSet<u32>,
-    /// Per fair-share key: attained service, its rate since the last plan,
-    /// and when that was.
-    attained: HashMap<String, f64>,
-    rates: HashMap<String, f64>,
-    last_now: Option<f64>,
+    /// Per fair-share key: attained service, at the rates of the last plan.
+    service: NamedService,
 }
 
 /// The least time a job is planned to hold its slot. Slurm counts whole
@@ -118,9 +112,7 @@ impl Planner {
             proposed: HashMap::new(),
             refused: HashMap::new(),
             noted: HashSet::new(),
-            attained: HashMap::new(),
-            rates: HashMap::new(),
-            last_now: None,
+            service: NamedService::default(),
         }
     }
 
@@ -248,6 +240,40 @@ impl Planner {
     /// decision: they keep the reason they have.
     pub fn plan(&mut self, snap: &Snapshot) -> Vec<Decision> {
         self.learn(&snap.finished);
+        self.forget_gone(snap);
+        let runnable = runnable_only(snap);
+        let snap = runnable.as_ref();
+        self.service.accrue(snap.now);
+        if self.service.len() > MAX_USERS {
+            self.service.forget_least_served(MAX_USERS / 2);
+        }
+        let model = SlotModel::build(&self.config, snap);
+        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
+        let hints: Vec<Hint> = snap
+            .pending
+            .iter()
+            .map(|j| hints::parse(&j.comment, &names))
+            .collect();
+        let estimates: Vec<Estimates> = snap
+            .pending
+            .iter()
+            .zip(&hints)
+            .map(|(job, hint)| self.estimates(&model, job, hint))
+            .collect();
+        let mut view = SnapshotView::build(self, snap, &model, &estimates);
+        let rates = decision_loop::decide_until_settled(
+            &mut self.policy,
+            &mut view,
+            &mut DecisionTimes::default(),
+        )
+        .unwrap_or_else(|never| match never {});
+        // The shares users hold from now until the next plan.
+        self.service.set_rates(&view.users, &rates);
+        self.decisions(snap, &model, &hints, &estimates, view.starts)
+    }
+
+    /// Forgets what it kept of jobs that left, and refusals that expired.
+    fn forget_gone(&mut self, snap: &Snapshot) {
         let live: HashSet<u32> = snap
             .pending
             .iter()
@@ -259,240 +285,21 @@ impl Planner {
         self.refused
             .retain(|id, until| live.contains(id) && *until > snap.now);
         self.proposed.clear();
-        let runnable;
-        let snap = if snap.pending.iter().all(|j| j.checked == Checked::Runnable) {
-            snap
-        } else {
-            runnable = Snapshot {
-                now: snap.now,
-                nodes: snap.nodes.clone(),
-                partitions: snap.partitions.clone(),
-                pending: snap
-                    .pending
-                    .iter()
-                    .filter(|j| j.checked == Checked::Runnable)
-                    .cloned()
-                    .collect(),
-                running: snap.running.clone(),
-                finished: Vec::new(),
-            };
-            &runnable
-        };
+    }
 
-        if let Some(last) = self.last_now {
-            let elapsed = (snap.now - last).max(0.0);
-            for (user, rate) in &self.rates {
-                *self.attained.entry(user.clone()).or_default() += rate * elapsed;
-            }
-        }
-        self.last_now = Some(snap.now);
-        if self.attained.len() > MAX_USERS {
-            // Forget the least served: they compare as new users anyway.
-            let mut by_service: Vec<(String, f64)> = self.attained.drain().collect();
-            by_service.sort_by(|a, b| b.1.total_cmp(&a.1));
-            by_service.truncate(MAX_USERS / 2);
-            self.attained = by_service.into_iter().collect();
-        }
-
-        let model = SlotModel::build(&self.config, snap);
-        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
-        let hints: Vec<Hint> = snap
-            .pending
-            .iter()
-            .map(|j| hints::parse(&j.comment, &names))
-            .collect();
-        let estimates: Vec<Vec<Option<(f64, Source)>>> = snap
-            .pending
-            .iter()
-            .zip(&hints)
-            .map(|(job, hint)| self.estimates(&model, job, hint))
-            .collect();
-
-        // Users (or accounts) get indices in the order of their names: the
-        // policy breaks ties between users by index, and that must not
-        // hang on which jobs the snapshot holds (see `window`).
-        let mut users: Vec<String> = snap
-            .running
-            .iter()
-            .chain(&snap.pending)
-            .map(|job| self.fair_share(job).0.to_owned())
-            .collect();
-        users.sort_unstable();
-        users.dedup();
-        let user_index: HashMap<String, usize> = users
-            .iter()
-            .cloned()
-            .enumerate()
-            .map(|(i, u)| (u, i))
-            .collect();
-        // A user's (or account's) weight is its fair-share shares in the
-        // association tree, where accounting keeps one; 1 otherwise.
-        let mut weights: Vec<Option<f64>> = vec![None; users.len()];
-        let mut user_of = |job: &JobInfo| {
-            let (key, shares) = self.fair_share(job);
-            let u = user_index[key];
-            if weights[u].is_none() {
-                weights[u] = shares.filter(|s| s.is_finite() && *s > 0.0);
-            }
-            u
-        };
-        // The slots of each flavor on each node, so placing a running job
-        // costs its node's slots, not every slot.
-        let mut slots_at: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
-        for (i, slot) in model.slots.iter().enumerate() {
-            slots_at
-                .entry((slot.flavor, snap.nodes[slot.node].name.as_str()))
-                .or_default()
-                .push(i);
-        }
-
-        let mut machines: Vec<MachineView> = model
-            .slots
-            .iter()
-            .map(|s| MachineView {
-                flavor: s.flavor,
-                free_at: snap.now,
-                idle: true,
-            })
-            .collect();
-        let mut running: Vec<RunningJob> = Vec::new();
-        // Jobs that remember their slot go first, so no other takes it.
-        let mut order: Vec<usize> = (0..snap.running.len()).collect();
-        order.sort_by_key(|&r| !self.started.contains_key(&snap.running[r].job_id));
-        for r in order {
-            let job = &snap.running[r];
-            let Some(place) = &job.running else { continue };
-            let Some(flavor) = model.flavor_index(&place.partition) else {
-                continue;
-            };
-            let candidates = slots_at
-                .get(&(flavor, place.node.as_str()))
-                .map_or(&[][..], Vec::as_slice);
-            let fits = |i: usize| candidates.contains(&i) && machines[i].idle;
-            let remembered = self.started.get(&job.job_id).copied();
-            let slot = remembered
-                .map(|(_, m)| m)
-                .filter(|&m| fits(m))
-                .or_else(|| candidates.iter().copied().find(|&i| machines[i].idle));
-            let Some(machine) = slot else { continue };
-            let hint = hints::parse(&job.comment, &names);
-            let est = self.estimates(&model, job, &hint);
-            let start = remembered.map_or(place.start, |(t, _)| t);
-            let length = est[flavor].map_or(self.config.default_runtime, |(s, _)| s);
-            machines[machine].idle = false;
-            machines[machine].free_at = start + length;
-            running.push(RunningJob {
-                id: usize::MAX - r,
-                user: user_of(job),
-                machine,
-                started: start,
-                estimates: est.iter().map(|e| e.map(|(s, _)| s)).collect(),
-            });
-        }
-        let mut pending: Vec<PendingJob> = Vec::new();
-        // Which record of the snapshot each pending id belongs to.
-        let mut record_of: HashMap<usize, usize> = HashMap::new();
-        for (i, job) in snap.pending.iter().enumerate() {
-            if self.refused.contains_key(&job.job_id) || !estimates[i].iter().any(Option::is_some) {
-                continue;
-            }
-            let user = user_of(job);
-            for task in 0..job.tasks.max(1) {
-                let id = pending_id(job.job_id, task);
-                record_of.insert(id, i);
-                pending.push(PendingJob {
-                    id,
-                    user,
-                    arrival: job.submit,
-                    estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
-                });
-            }
-        }
-        let usable = |record: usize, node: usize| {
-            snap.pending[record]
-                .usable_nodes
-                .as_ref()
-                .is_none_or(|nodes| nodes.contains(&node))
-        };
-
-        let weights: Vec<f64> = weights.into_iter().map(|w| w.unwrap_or(1.0)).collect();
-        let attained: Vec<f64> = users
-            .iter()
-            .map(|u| self.attained.get(u).copied().unwrap_or(0.0))
-            .collect();
-        // Per snapshot record, the slots its tasks start on.
-        let mut starts: HashMap<usize, Vec<usize>> = HashMap::new();
-        // Ask again at the same instant while jobs start, as the simulator
-        // does, so fairness scores see the jobs just started.
-        loop {
-            let view = View {
-                now: snap.now,
-                flavors: &model.flavors,
-                machines: &machines,
-                pending: &pending,
-                running: &running,
-                user_weights: &weights,
-                attained: &attained,
-            };
-            let decided = if pending.is_empty() || !machines.iter().any(|m| m.idle) {
-                Vec::new()
-            } else {
-                self.policy.decide(&view).unwrap_or_else(|e| {
-                    log::error!("policy failed: {e}; jobs stay pending");
-                    Vec::new()
-                })
-            };
-            if decided.is_empty() {
-                // The shares users hold from now until the next plan.
-                self.rates = users.iter().cloned().zip(usage_scores(&view)).collect();
-                break;
-            }
-            let mut index_of: HashMap<usize, usize> =
-                pending.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
-            for s in decided {
-                let Some(p) = index_of.remove(&s.job) else {
-                    continue;
-                };
-                if let Some(last) = pending.last().filter(|_| p + 1 < pending.len()) {
-                    index_of.insert(last.id, p); // swap_remove moves it to p
-                }
-                let record = record_of[&s.job];
-                let flavor = machines[s.machine].flavor;
-                // The matching knows flavors, not the nodes a job may use
-                // (--exclude, --nodelist): take an idle slot of the same
-                // flavor on a usable node, or let the job wait this round.
-                let machine = if usable(record, model.slots[s.machine].node) {
-                    Some(s.machine)
-                } else {
-                    (0..machines.len()).find(|&m| {
-                        machines[m].idle
-                            && machines[m].flavor == flavor
-                            && usable(record, model.slots[m].node)
-                    })
-                };
-                let job = pending.swap_remove(p);
-                let (Some(machine), Some(length)) = (machine, job.estimates[flavor]) else {
-                    continue;
-                };
-                if !machines[machine].idle {
-                    continue;
-                }
-                machines[machine].idle = false;
-                machines[machine].free_at = snap.now + length;
-                running.push(RunningJob {
-                    id: job.id,
-                    user: job.user,
-                    machine,
-                    started: snap.now,
-                    estimates: job.estimates,
-                });
-                starts.entry(record).or_default().push(machine);
-            }
-        }
-
+    /// One decision per start (remembered until Slurm's answer comes), and
+    /// a wait with its reason for each record with tasks left unstarted.
+    fn decisions(
+        &mut self,
+        snap: &Snapshot,
+        model: &SlotModel,
+        hints: &[Hint],
+        estimates: &[Estimates],
+        mut starts: HashMap<usize, Vec<usize>>,
+    ) -> Vec<Decision> {
         let mut decisions = Vec::new();
         for (i, job) in snap.pending.iter().enumerate() {
-            let note = self.note(job, &hints[i], &estimates[i], &model);
+            let note = self.note(job, &hints[i], &estimates[i], model);
             let slots = starts.remove(&i).unwrap_or_default();
             for &m in &slots {
                 let slot = &model.slots[m];
@@ -512,7 +319,7 @@ impl Planner {
                 let reason = if self.refused.contains_key(&job.job_id) {
                     String::new() // Slurm's own reason for the refusal
                 } else {
-                    wait_reason(&model, &hints[i], &estimates[i])
+                    reasons::wait_reason(model, &hints[i], &estimates[i])
                 };
                 decisions.push(Decision {
                     job_id: job.job_id,
@@ -525,9 +332,31 @@ impl Planner {
         decisions
     }
 
+    /// The slot model's time and slot for a job Slurm started on this
+    /// planner's word.
+    pub(super) fn started(&self, job_id: u32) -> Option<(f64, usize)> {
+        self.started.get(&job_id).copied()
+    }
+
+    /// Whether Slurm refused `job_id` lately, so that it sits out.
+    pub(super) fn is_refused(&self, job_id: u32) -> bool {
+        self.refused.contains_key(&job_id)
+    }
+
+    /// The attained service of a fair-share key.
+    pub(super) fn attained(&self, key: &str) -> f64 {
+        self.service.attained(key)
+    }
+
+    /// Estimates for a running job, from its own hint.
+    pub(super) fn running_estimates(&self, model: &SlotModel, job: &JobInfo) -> Estimates {
+        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
+        self.estimates(model, job, &hints::parse(&job.comment, &names))
+    }
+
     /// Whom `job` counts for in fair share (its user or its account, as
     /// configured), and that association's shares where accounting has them.
-    fn fair_share<'j>(&self, job: &'j JobInfo) -> (&'j str, Option<f64>) {
+    pub(super) fn fair_share<'j>(&self, job: &'j JobInfo) -> (&'j str, Option<f64>) {
         match self.config.fairshare_by {
             FairshareBy::User => (&job.user, job.user_shares),
             FairshareBy::Account => (&job.account, job.account_shares),
@@ -535,12 +364,7 @@ impl Planner {
     }
 
     /// Estimate per model flavor for `job`; `None` where it may not run.
-    fn estimates(
-        &self,
-        model: &SlotModel,
-        job: &JobInfo,
-        hint: &Hint,
-    ) -> Vec<Option<(f64, Source)>> {
+    fn estimates(&self, model: &SlotModel, job: &JobInfo, hint: &Hint) -> Estimates {
         model
             .flavors
             .iter()
@@ -588,44 +412,26 @@ impl Planner {
         if why.is_empty() {
             why.push("hint names only some of the job's partitions".into());
         }
-        Some(truncate(format!(
-            "fairmatch: {}; using {}",
-            why.join("; "),
-            describe(model, est)
-        )))
+        Some(reasons::note(&why, model, est))
     }
 }
 
-fn wait_reason(model: &SlotModel, hint: &Hint, est: &[Option<(f64, Source)>]) -> String {
-    if est.iter().all(Option::is_none) {
-        return "fairmatch: none of the job's partitions has slots".into();
+/// `snap` with only the pending records Slurm's checks found runnable.
+fn runnable_only(snap: &Snapshot) -> Cow<'_, Snapshot> {
+    if snap.pending.iter().all(|j| j.checked == Checked::Runnable) {
+        return Cow::Borrowed(snap);
     }
-    let mut reason = format!("fairmatch: queued; {}", describe(model, est));
-    if !hint.problems.is_empty() {
-        reason.push_str("; hint: ");
-        reason.push_str(&hint.problems.join("; "));
-    }
-    truncate(reason)
-}
-
-fn describe(model: &SlotModel, est: &[Option<(f64, Source)>]) -> String {
-    model
-        .flavors
-        .iter()
-        .zip(est)
-        .filter_map(|(f, e)| e.map(|(s, src)| format!("{}={}s ({})", f.name, s, src.label())))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn truncate(mut s: String) -> String {
-    if s.len() > MAX_REASON {
-        let mut cut = MAX_REASON - 3;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-        s.push_str("...");
-    }
-    s
+    Cow::Owned(Snapshot {
+        now: snap.now,
+        nodes: snap.nodes.clone(),
+        partitions: snap.partitions.clone(),
+        pending: snap
+            .pending
+            .iter()
+            .filter(|j| j.checked == Checked::Runnable)
+            .cloned()
+            .collect(),
+        running: snap.running.clone(),
+        finished: Vec::new(),
+    })
 }

@@ -1,0 +1,257 @@
+//! The loop both drivers run at each instant, and the attained service it
+//! keeps: the simulator and the Slurm planner call this module, so the
+//! simulator's schedule and the cluster's follow the same steps.
+//!
+//! At one instant a driver asks the policy, applies its starts, and asks
+//! again for as long as it keeps starting jobs: a fairness score that
+//! changed with the last start is seen before the next idle machine is
+//! given away. When nothing more starts, each user's usage score
+//! ([`usage_scores`]) becomes the rate at which its attained service grows
+//! until the next instant.
+
+use super::{usage_scores, Policy, PolicyError, Start, View};
+use std::collections::HashMap;
+
+/// The state a driver keeps between the policy's answers at one instant.
+pub trait Driver {
+    /// Why the driver stopped the loop.
+    type Error;
+
+    /// Calls `f` with the policy's view of the driver's state now.
+    fn with_view<T>(&self, f: impl FnOnce(&View<'_>) -> T) -> T;
+
+    /// Applies one answer of the policy: its starts, in its order.
+    fn apply(&mut self, starts: Vec<Start>) -> Result<(), Self::Error>;
+
+    /// The policy could not decide. The simulator stops; the planner logs
+    /// it and leaves every job pending, which ends the instant.
+    fn policy_failed(&mut self, error: PolicyError) -> Result<(), Self::Error>;
+}
+
+/// How often the policy was asked, and the wall time it took (the view's
+/// construction included): in all and the longest single answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DecisionTimes {
+    /// How many times the policy was asked.
+    pub decisions: usize,
+    /// Seconds spent in all.
+    pub seconds: f64,
+    /// The longest single answer, in seconds.
+    pub longest: f64,
+}
+
+impl DecisionTimes {
+    /// Counts one answer that took `seconds`.
+    pub fn record(&mut self, seconds: f64) {
+        self.seconds += seconds;
+        self.longest = self.longest.max(seconds);
+    }
+}
+
+/// Asks `policy` at this instant until it starts nothing more (no job
+/// waits, no machine is idle, or its answer is empty) and returns each
+/// user's usage score in the final state: the rates for
+/// [`AttainedService::set_rates`].
+pub fn decide_until_settled<D: Driver>(
+    policy: &mut dyn Policy,
+    driver: &mut D,
+    times: &mut DecisionTimes,
+) -> Result<Vec<f64>, D::Error> {
+    enum Step {
+        Settled(Vec<f64>),
+        Starts(Vec<Start>),
+        Failed(PolicyError, Vec<f64>),
+    }
+    loop {
+        let asked = std::time::Instant::now();
+        let mut decided = false;
+        let step = driver.with_view(|view| {
+            if view.pending.is_empty() || !view.machines.iter().any(|m| m.idle) {
+                return Step::Settled(usage_scores(view));
+            }
+            decided = true;
+            match policy.decide(view) {
+                Ok(starts) if starts.is_empty() => Step::Settled(usage_scores(view)),
+                Ok(starts) => Step::Starts(starts),
+                Err(e) => Step::Failed(e, usage_scores(view)),
+            }
+        });
+        if decided {
+            times.decisions += 1;
+            times.record(asked.elapsed().as_secs_f64());
+        }
+        match step {
+            Step::Settled(rates) => return Ok(rates),
+            Step::Starts(starts) => driver.apply(starts)?,
+            Step::Failed(e, rates) => {
+                driver.policy_failed(e)?;
+                return Ok(rates);
+            }
+        }
+    }
+}
+
+/// Each user's attained service, by user index: usage scores integrated
+/// over time, at the rates the last instant left.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AttainedService {
+    attained: Vec<f64>,
+    rates: Vec<f64>,
+    until: Option<f64>,
+}
+
+impl AttainedService {
+    /// `users` users with no service yet.
+    pub fn new(users: usize) -> Self {
+        AttainedService {
+            attained: vec![0.0; users],
+            rates: vec![0.0; users],
+            until: None,
+        }
+    }
+
+    /// Brings every user's service up to `now` at the current rates. A
+    /// clock that went back adds nothing.
+    pub fn accrue(&mut self, now: f64) {
+        if let Some(last) = self.until {
+            let elapsed = (now - last).max(0.0);
+            for (a, r) in self.attained.iter_mut().zip(&self.rates) {
+                *a += r * elapsed;
+            }
+        }
+        self.until = Some(now);
+    }
+
+    /// Service per user index, as [`View::attained`] takes it.
+    pub fn attained(&self) -> &[f64] {
+        &self.attained
+    }
+
+    /// The rates from now on, by user index; users past its end get 0.
+    pub fn set_rates(&mut self, rates: &[f64]) {
+        self.grow(rates.len());
+        self.rates.fill(0.0);
+        self.rates[..rates.len()].copy_from_slice(rates);
+    }
+
+    fn grow(&mut self, users: usize) {
+        if self.attained.len() < users {
+            self.attained.resize(users, 0.0);
+            self.rates.resize(users, 0.0);
+        }
+    }
+}
+
+/// [`AttainedService`] for users known by name (the plugin's users or
+/// accounts), who come and go between instants.
+#[derive(Clone, Debug, Default)]
+pub struct NamedService {
+    index: HashMap<String, usize>,
+    names: Vec<String>,
+    service: AttainedService,
+}
+
+impl NamedService {
+    /// Brings every user's service up to `now` (see
+    /// [`AttainedService::accrue`]).
+    pub fn accrue(&mut self, now: f64) {
+        self.service.accrue(now);
+    }
+
+    /// The service of user `name`; 0 for a user not seen yet.
+    pub fn attained(&self, name: &str) -> f64 {
+        self.index
+            .get(name)
+            .map_or(0.0, |&i| self.service.attained()[i])
+    }
+
+    /// The rates from now on: `rates[i]` for `names[i]`, 0 for everyone
+    /// else.
+    pub fn set_rates(&mut self, names: &[String], rates: &[f64]) {
+        let mut by_index = vec![0.0; self.names.len()];
+        for (name, &rate) in names.iter().zip(rates) {
+            let i = match self.index.get(name) {
+                Some(&i) => i,
+                None => {
+                    self.index.insert(name.clone(), self.names.len());
+                    self.names.push(name.clone());
+                    by_index.push(0.0);
+                    self.names.len() - 1
+                }
+            };
+            by_index[i] = rate;
+        }
+        self.service.set_rates(&by_index);
+    }
+
+    /// How many users are remembered.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether no user is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Keeps the `keep` most served users and forgets the rest (they
+    /// compare as new users anyway), with every rate reset to 0: call it
+    /// between [`NamedService::accrue`] and [`NamedService::set_rates`].
+    pub fn forget_least_served(&mut self, keep: usize) {
+        let attained = self.service.attained();
+        let mut by_service: Vec<(String, f64)> = self
+            .names
+            .drain(..)
+            .enumerate()
+            .map(|(i, name)| (name, attained[i]))
+            .collect();
+        by_service.sort_by(|a, b| b.1.total_cmp(&a.1));
+        by_service.truncate(keep);
+        let until = self.service.until;
+        self.service = AttainedService::new(by_service.len());
+        self.service.until = until;
+        self.index.clear();
+        for (i, (name, service)) in by_service.into_iter().enumerate() {
+            self.service.attained[i] = service;
+            self.index.insert(name.clone(), i);
+            self.names.push(name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn service_accrues_at_the_last_rates() {
+        let mut s = AttainedService::new(2);
+        s.accrue(5.0);
+        s.set_rates(&[0.5, 2.0]);
+        s.accrue(9.0);
+        assert_eq!(s.attained(), &[2.0, 8.0]);
+        s.set_rates(&[1.0]);
+        s.accrue(8.0); // the clock went back: nothing
+        s.accrue(10.0);
+        assert_eq!(s.attained(), &[4.0, 8.0]);
+    }
+
+    #[test]
+    fn named_service_forgets_the_least_served() {
+        let mut s = NamedService::default();
+        let names: Vec<String> = ["a", "b", "c"].iter().map(|n| n.to_string()).collect();
+        s.accrue(0.0);
+        s.set_rates(&names, &[1.0, 3.0, 2.0]);
+        s.accrue(1.0);
+        assert_eq!(s.attained("b"), 3.0);
+        s.forget_least_served(2);
+        assert_eq!(s.len(), 2);
+        assert_eq!((s.attained("a"), s.attained("c")), (0.0, 2.0));
+        // Rates were reset: nothing accrues until new ones are set.
+        s.accrue(2.0);
+        assert_eq!(s.attained("b"), 3.0);
+        s.set_rates(&names[..1], &[1.0]);
+        s.accrue(3.0);
+        assert_eq!(s.attained("a"), 1.0);
+    }
+}

@@ -1,0 +1,55 @@
+//! The texts a user sees in `squeue`'s reason and an admin in the log:
+//! why a job waits, and where its estimates came from when its hint did
+//! not give them all.
+
+use super::hints::Hint;
+use super::planner::Source;
+use super::slots::SlotModel;
+
+/// Longest reason text handed to Slurm.
+const MAX_REASON: usize = 240;
+
+/// The admin note for a job whose estimates did not all come from its hint.
+pub(super) fn note(why: &[String], model: &SlotModel, est: &[Option<(f64, Source)>]) -> String {
+    truncate(format!(
+        "fairmatch: {}; using {}",
+        why.join("; "),
+        describe(model, est)
+    ))
+}
+
+/// Why a job waits: the estimates it is planned with, and its hint's
+/// problems.
+pub(super) fn wait_reason(model: &SlotModel, hint: &Hint, est: &[Option<(f64, Source)>]) -> String {
+    if est.iter().all(Option::is_none) {
+        return "fairmatch: none of the job's partitions has slots".into();
+    }
+    let mut reason = format!("fairmatch: queued; {}", describe(model, est));
+    if !hint.problems.is_empty() {
+        reason.push_str("; hint: ");
+        reason.push_str(&hint.problems.join("; "));
+    }
+    truncate(reason)
+}
+
+fn describe(model: &SlotModel, est: &[Option<(f64, Source)>]) -> String {
+    model
+        .flavors
+        .iter()
+        .zip(est)
+        .filter_map(|(f, e)| e.map(|(s, src)| format!("{}={}s ({})", f.name, s, src.label())))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn truncate(mut s: String) -> String {
+    if s.len() > MAX_REASON {
+        let mut cut = MAX_REASON - 3;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("...");
+    }
+    s
+}

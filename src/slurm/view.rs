@@ -1,0 +1,260 @@
+//! A snapshot of slurmctld as the policy sees it: the slot model's slots
+//! as machines, running jobs placed on the slots of their nodes, each
+//! pending array task as a job of its own, users (or accounts) as indices.
+//! It is the planner's [`Driver`] for the shared decision loop, so a
+//! start the policy asks for lands here and nowhere else.
+
+use super::planner::{Estimates, Planner};
+use super::slots::SlotModel;
+use super::snapshot::{JobInfo, Snapshot};
+use crate::policy::decision_loop::Driver;
+use crate::policy::{MachineView, PendingJob, PolicyError, RunningJob, Start, View};
+use std::collections::HashMap;
+use std::convert::Infallible;
+
+/// The matching's id for task `task` of Slurm job `job_id`: stable from one
+/// plan to the next, as stickiness needs.
+fn pending_id(job_id: u32, task: u32) -> usize {
+    ((job_id as usize) << 32) | task as usize
+}
+
+/// The policy's view of one snapshot, and the starts decided on it.
+pub(super) struct SnapshotView<'s> {
+    snap: &'s Snapshot,
+    model: &'s SlotModel,
+    /// Users (or accounts) by name, sorted: a user's index is its place.
+    pub(super) users: Vec<String>,
+    weights: Vec<f64>,
+    attained: Vec<f64>,
+    machines: Vec<MachineView>,
+    running: Vec<RunningJob>,
+    pending: Vec<PendingJob>,
+    /// Which record of the snapshot each pending id belongs to.
+    record_of: HashMap<usize, usize>,
+    /// Per snapshot record, the slots its tasks start on.
+    pub(super) starts: HashMap<usize, Vec<usize>>,
+}
+
+impl<'s> SnapshotView<'s> {
+    /// The view of `snap` on `model`; `estimates` are the pending records'
+    /// (see [`Planner::estimates`]).
+    pub(super) fn build(
+        planner: &Planner,
+        snap: &'s Snapshot,
+        model: &'s SlotModel,
+        estimates: &[Estimates],
+    ) -> Self {
+        let users = user_names(planner, snap);
+        let mut view = SnapshotView {
+            snap,
+            model,
+            weights: Vec::new(),
+            attained: users.iter().map(|u| planner.attained(u)).collect(),
+            users,
+            machines: model
+                .slots
+                .iter()
+                .map(|s| MachineView {
+                    flavor: s.flavor,
+                    free_at: snap.now,
+                    idle: true,
+                })
+                .collect(),
+            running: Vec::new(),
+            pending: Vec::new(),
+            record_of: HashMap::new(),
+            starts: HashMap::new(),
+        };
+        // A user's (or account's) weight is its fair-share shares in the
+        // association tree, where accounting keeps one, taken from its
+        // first job placed; 1 otherwise.
+        let mut weights = vec![None; view.users.len()];
+        view.place_running(planner, &mut weights);
+        view.queue_pending(planner, estimates, &mut weights);
+        view.weights = weights.into_iter().map(|w| w.unwrap_or(1.0)).collect();
+        view
+    }
+
+    /// The index of `job`'s user, noting its shares if it has none yet.
+    fn user_of(&self, planner: &Planner, job: &JobInfo, weights: &mut [Option<f64>]) -> usize {
+        let (key, shares) = planner.fair_share(job);
+        let u = self
+            .users
+            .binary_search_by(|name| name.as_str().cmp(key))
+            .expect("every job's user is listed");
+        if weights[u].is_none() {
+            weights[u] = shares.filter(|s| s.is_finite() && *s > 0.0);
+        }
+        u
+    }
+
+    /// Running jobs take a slot of their flavor on their node, busy until
+    /// their estimated end. Jobs that remember their slot go first, so no
+    /// other takes it.
+    fn place_running(&mut self, planner: &Planner, weights: &mut [Option<f64>]) {
+        let (snap, model) = (self.snap, self.model);
+        // The slots of each flavor on each node, so placing a running job
+        // costs its node's slots, not every slot.
+        let mut slots_at: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
+        for (i, slot) in model.slots.iter().enumerate() {
+            slots_at
+                .entry((slot.flavor, snap.nodes[slot.node].name.as_str()))
+                .or_default()
+                .push(i);
+        }
+        let mut order: Vec<usize> = (0..snap.running.len()).collect();
+        order.sort_by_key(|&r| planner.started(snap.running[r].job_id).is_none());
+        for r in order {
+            let job = &snap.running[r];
+            let Some(place) = &job.running else { continue };
+            let Some(flavor) = model.flavor_index(&place.partition) else {
+                continue;
+            };
+            let candidates = slots_at
+                .get(&(flavor, place.node.as_str()))
+                .map_or(&[][..], Vec::as_slice);
+            let machines = &self.machines;
+            let fits = |i: usize| candidates.contains(&i) && machines[i].idle;
+            let remembered = planner.started(job.job_id);
+            let slot = remembered
+                .map(|(_, m)| m)
+                .filter(|&m| fits(m))
+                .or_else(|| candidates.iter().copied().find(|&i| machines[i].idle));
+            let Some(machine) = slot else { continue };
+            let est = planner.running_estimates(model, job);
+            let start = remembered.map_or(place.start, |(t, _)| t);
+            let length = est[flavor].map_or(planner.config().default_runtime, |(s, _)| s);
+            self.machines[machine].idle = false;
+            self.machines[machine].free_at = start + length;
+            let user = self.user_of(planner, job, weights);
+            self.running.push(RunningJob {
+                id: usize::MAX - r,
+                user,
+                machine,
+                started: start,
+                estimates: est.iter().map(|e| e.map(|(s, _)| s)).collect(),
+            });
+        }
+    }
+
+    /// Every task of every pending record that may run somewhere and did
+    /// not just sit out a refusal.
+    fn queue_pending(
+        &mut self,
+        planner: &Planner,
+        estimates: &[Estimates],
+        weights: &mut [Option<f64>],
+    ) {
+        for (i, job) in self.snap.pending.iter().enumerate() {
+            if planner.is_refused(job.job_id) || !estimates[i].iter().any(Option::is_some) {
+                continue;
+            }
+            let user = self.user_of(planner, job, weights);
+            for task in 0..job.tasks.max(1) {
+                let id = pending_id(job.job_id, task);
+                self.record_of.insert(id, i);
+                self.pending.push(PendingJob {
+                    id,
+                    user,
+                    arrival: job.submit,
+                    estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
+                });
+            }
+        }
+    }
+
+    /// Whether snapshot record `record` may run on node `node`.
+    fn usable(&self, record: usize, node: usize) -> bool {
+        self.snap.pending[record]
+            .usable_nodes
+            .as_ref()
+            .is_none_or(|nodes| nodes.contains(&node))
+    }
+}
+
+/// Users (or accounts) sorted by name: the policy breaks ties between
+/// users by index, and that must not hang on which jobs the snapshot holds
+/// (see `window`).
+fn user_names(planner: &Planner, snap: &Snapshot) -> Vec<String> {
+    let mut users: Vec<String> = snap
+        .running
+        .iter()
+        .chain(&snap.pending)
+        .map(|job| planner.fair_share(job).0.to_owned())
+        .collect();
+    users.sort_unstable();
+    users.dedup();
+    users
+}
+
+impl Driver for SnapshotView<'_> {
+    type Error = Infallible;
+
+    fn with_view<T>(&self, f: impl FnOnce(&View<'_>) -> T) -> T {
+        f(&View {
+            now: self.snap.now,
+            flavors: &self.model.flavors,
+            machines: &self.machines,
+            pending: &self.pending,
+            running: &self.running,
+            user_weights: &self.weights,
+            attained: &self.attained,
+        })
+    }
+
+    /// Takes each start the policy asked for that still fits; the others
+    /// leave their jobs out of this plan.
+    fn apply(&mut self, decided: Vec<Start>) -> Result<(), Infallible> {
+        let mut index_of: HashMap<usize, usize> = self
+            .pending
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id, i))
+            .collect();
+        for s in decided {
+            let Some(p) = index_of.remove(&s.job) else {
+                continue;
+            };
+            if let Some(last) = self.pending.last().filter(|_| p + 1 < self.pending.len()) {
+                index_of.insert(last.id, p); // swap_remove moves it to p
+            }
+            let record = self.record_of[&s.job];
+            let flavor = self.machines[s.machine].flavor;
+            // The matching knows flavors, not the nodes a job may use
+            // (--exclude, --nodelist): take an idle slot of the same
+            // flavor on a usable node, or let the job wait this round.
+            let machine = if self.usable(record, self.model.slots[s.machine].node) {
+                Some(s.machine)
+            } else {
+                (0..self.machines.len()).find(|&m| {
+                    self.machines[m].idle
+                        && self.machines[m].flavor == flavor
+                        && self.usable(record, self.model.slots[m].node)
+                })
+            };
+            let job = self.pending.swap_remove(p);
+            let (Some(machine), Some(length)) = (machine, job.estimates[flavor]) else {
+                continue;
+            };
+            if !self.machines[machine].idle {
+                continue;
+            }
+            self.machines[machine].idle = false;
+            self.machines[machine].free_at = self.snap.now + length;
+            self.running.push(RunningJob {
+                id: job.id,
+                user: job.user,
+                machine,
+                started: self.snap.now,
+                estimates: job.estimates,
+            });
+            self.starts.entry(record).or_default().push(machine);
+        }
+        Ok(())
+    }
+
+    fn policy_failed(&mut self, error: PolicyError) -> Result<(), Infallible> {
+        log::error!("policy failed: {error}; jobs stay pending");
+        Ok(())
+    }
+}
