@@ -11,7 +11,7 @@ use common::median_seconds;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fairmatch::solver::classes::{self, Classes};
 use fairmatch::solver::fast;
-use fairmatch::solver::random::{self, shortest_first};
+use fairmatch::solver::oracle::random::{self, shortest_first};
 use std::hint::black_box;
 
 fn cold(c: &mut Criterion) {

@@ -2,17 +2,17 @@
 //! that `fairmatch bench solver` uses, each beside its baseline measured in
 //! the same run: a shortest-first sort of the same jobs (the whole optimum
 //! on one machine, and a floor for any exact method), and the munkres
-//! reference where its dense matrix fits, and the exchange solver on the
-//! deep queues (16 machines or fewer); the class solver runs at every size,
-//! beside `fast`. Before criterion's figures, each size prints the ratio of
+//! reference where its dense matrix fits; the class solver runs at every
+//! size, beside `fast`. Before criterion's figures, each size prints the ratio of
 //! the medians of a few quick timings.
 
 mod common;
 
 use common::median_seconds;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use fairmatch::solver::random::shortest_first;
-use fairmatch::solver::{classes, exchange, fast, munkres_ref, random};
+use fairmatch::solver::oracle::munkres;
+use fairmatch::solver::oracle::random::{self, shortest_first};
+use fairmatch::solver::{classes, fast};
 use std::hint::black_box;
 
 fn solvers(c: &mut Criterion) {
@@ -54,33 +54,19 @@ fn solvers(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("classes", &id), &instance, |b, i| {
             b.iter(|| classes::solve(black_box(i)).unwrap())
         });
-        // The exchange solver on the deep queues it is for, beside `fast`.
-        if machines <= 16 {
-            let exchange_s = median_seconds(5, || {
-                black_box(exchange::solve(black_box(&instance)).unwrap());
-            });
-            eprintln!(
-                "{id}: exchange {exchange_s:.6} s: {:.1}x fast's time, {:.0}x the baseline",
-                exchange_s / ours.max(1e-9),
-                exchange_s / sort.max(1e-9)
-            );
-            group.bench_with_input(BenchmarkId::new("exchange", &id), &instance, |b, i| {
-                b.iter(|| exchange::solve(black_box(i)).unwrap())
-            });
-        }
         group.bench_with_input(BenchmarkId::new("sort", &id), &instance, |b, i| {
             b.iter(|| shortest_first(black_box(i)))
         });
         if jobs <= 40 {
             let reference = median_seconds(5, || {
-                black_box(munkres_ref::solve(black_box(&instance)).unwrap());
+                black_box(munkres::solve(black_box(&instance)).unwrap());
             });
             eprintln!(
                 "{id}: munkres {reference:.6} s: fast is {:.0}x faster",
                 reference / ours.max(1e-9)
             );
             group.bench_with_input(BenchmarkId::new("munkres", &id), &instance, |b, i| {
-                b.iter(|| munkres_ref::solve(black_box(i)).unwrap())
+                b.iter(|| munkres::solve(black_box(i)).unwrap())
             });
         }
     }

@@ -1,10 +1,10 @@
 //! `fairmatch bench solver`: one seeded instance, one solve, measured.
 
-use super::{BenchSolverArgs, CliError};
+use super::{BenchSolverArg, BenchSolverArgs, CliError};
 use fairmatch::solver::classes::{self, Classes};
-use fairmatch::solver::exchange::{self, Exchange};
-use fairmatch::solver::random::shortest_first;
-use fairmatch::solver::{self, random, SolverKind};
+use fairmatch::solver::oracle::random::{self, shortest_first};
+use fairmatch::solver::oracle::{brute, munkres};
+use fairmatch::solver::{self, Instance, Solution, SolveError, SolverKind};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -17,9 +17,6 @@ struct BenchReport {
     busy: f64,
     /// The solver that ran: "one-flavor" when only one flavor has machines.
     solver: &'static str,
-    /// The exchange solver could not certify a step and the slot solver
-    /// solved the instance instead (its time is included).
-    fell_back: bool,
     seconds: f64,
     objective: f64,
     /// The named baseline, timed in the same run on the same instance:
@@ -53,21 +50,21 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
     }
     let instance =
         random::instance_with_busy(args.jobs, args.machines, args.flavors, args.seed, args.busy);
-    let kind: SolverKind = args.solver.into();
-    // `solver::solve` hands a one-flavor instance to list scheduling.
-    let one_flavor =
-        kind != SolverKind::Munkres && solver::one_flavor::applies(&instance).is_some();
+    let chosen = args.solver.unwrap_or_default();
+    // `solver::solve` hands a one-flavor instance to list scheduling; the
+    // oracles always run themselves.
+    let one_flavor = !matches!(chosen, BenchSolverArg::Munkres | BenchSolverArg::Brute)
+        && solver::one_flavor::applies(&instance).is_some();
     let started = Instant::now();
     let mut classes_work = None;
-    let (solution, fell_back) = match kind {
-        SolverKind::Exchange if !one_flavor => exchange::solve_reporting(&instance),
-        SolverKind::Classes if !one_flavor && classes::applies(&instance) => {
+    let solution = match chosen {
+        BenchSolverArg::Classes if !one_flavor && classes::applies(&instance) => {
             classes::solve_counting(&instance).map(|(s, work)| {
                 classes_work = Some(work);
-                (s, false)
+                s
             })
         }
-        _ => solver::solve(&instance, kind).map(|s| (s, false)),
+        other => solve_with(&instance, other),
     }
     .map_err(|e| CliError::Run(e.to_string()))?;
     let seconds = started.elapsed().as_secs_f64();
@@ -86,9 +83,8 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
         solver: if one_flavor {
             "one-flavor"
         } else {
-            kind.name()
+            chosen.name()
         },
-        fell_back,
         seconds,
         objective: solution.objective,
         baseline: "shortest-first sort",
@@ -101,7 +97,7 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
         print_json(&report)?;
     } else {
         println!(
-            "{} jobs x {} machines x {} flavors{}, {}{}: {:.6} s, objective {}, peak RSS {} MB; \
+            "{} jobs x {} machines x {} flavors{}, {}: {:.6} s, objective {}, peak RSS {} MB; \
              {}: {:.6} s ({:.0}x)",
             report.jobs,
             report.machines,
@@ -112,11 +108,6 @@ pub fn solver(args: BenchSolverArgs) -> Result<(), CliError> {
                 format!(" ({:.0}% busy)", report.busy * 100.0)
             },
             report.solver,
-            if report.fell_back {
-                " (fell back to the slot solver)"
-            } else {
-                ""
-            },
             report.seconds,
             report.objective,
             report.peak_rss_mb.map_or("?".into(), |m| format!("{m:.1}")),
@@ -135,7 +126,7 @@ struct IncrementalReport {
     flavors: usize,
     /// The fraction of machines drawn busy (`--busy`).
     busy: f64,
-    /// The solver whose state is kept: "exchange" or "classes".
+    /// The solver whose state is kept: "classes".
     solver: &'static str,
     /// The baseline: one cold solve of the starting instance by that solver.
     cold_seconds: f64,
@@ -167,57 +158,21 @@ struct IncrementalReport {
     peak_rss_mb: Option<f64>,
 }
 
-/// A solver state kept between events.
-enum Warm {
-    Exchange(Box<Exchange>),
-    Classes(Box<Classes>),
-}
-
-impl Warm {
-    fn cold(instance: &fairmatch::solver::Instance, classes: bool) -> Result<Self, CliError> {
-        if classes {
-            Classes::cold(instance)
-                .map(|s| Warm::Classes(Box::new(s)))
-                .map_err(|e| CliError::Run(e.to_string()))
-        } else {
-            Exchange::cold(instance)
-                .map(|s| Warm::Exchange(Box::new(s)))
-                .map_err(inexact)
-        }
-    }
-
-    fn cost(&self) -> f64 {
-        match self {
-            Warm::Exchange(s) => s.cost(),
-            Warm::Classes(s) => s.cost(),
-        }
-    }
-
-    fn remaining(&self) -> fairmatch::solver::Instance {
-        match self {
-            Warm::Exchange(s) => s.remaining().0,
-            Warm::Classes(s) => s.remaining().0,
-        }
-    }
-}
-
 /// The median of some counts (sorts them); `None` when there are none.
 fn median_count(v: &mut [u64]) -> Option<u64> {
     v.sort_unstable();
     v.get(v.len() / 2).copied()
 }
 
-fn inexact(e: exchange::Inexact) -> CliError {
-    CliError::Run(format!(
-        "{e:?}: the exchange search could not certify a step"
-    ))
-}
-
-/// `bench solver --incremental`: warm re-solves after one event each, with
-/// the exchange solver's state or, with `--solver classes`, the class
-/// solver's.
+/// `bench solver --incremental`: warm re-solves after one event each, on
+/// the class solver's state (the one state AlloX keeps).
 fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
-    let classes = args.solver == super::SolverArg::Classes;
+    if args.solver.is_some_and(|s| s != BenchSolverArg::Classes) {
+        return Err(CliError::Input(
+            "--incremental measures the class solver's kept state: use --solver classes or leave --solver out".into(),
+        ));
+    }
+    let run = |e: SolveError| CliError::Run(e.to_string());
     let instance =
         random::instance_with_busy(args.jobs, args.machines, args.flavors, args.seed, args.busy);
     instance
@@ -226,7 +181,7 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
     // Arrivals come from a second instance of the same shape.
     let arrivals = random::instance(args.events, args.machines, args.flavors, args.seed + 1);
     let started = Instant::now();
-    let mut state = Warm::cold(&instance, classes)?;
+    let mut state = Classes::cold(&instance).map_err(run)?;
     let cold_seconds = started.elapsed().as_secs_f64();
     let (mut arrive, mut complete) = (Vec::new(), Vec::new());
     let (mut settled, mut relaxed) = (Vec::new(), Vec::new());
@@ -236,46 +191,21 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
             let f = args.flavors;
             let times = &arrivals.times[e * f..(e + 1) * f];
             let started = Instant::now();
-            match &mut state {
-                Warm::Exchange(s) => {
-                    s.add_job(times, None).map_err(inexact)?;
-                }
-                Warm::Classes(s) => {
-                    let before = s.work();
-                    s.add_job(times).map_err(|e| CliError::Run(e.to_string()))?;
-                    settled.push(s.work().settled - before.settled);
-                    relaxed.push(s.work().relaxed - before.relaxed);
-                    *reruns.get_or_insert(0) += s.work().reruns - before.reruns;
-                }
-            }
+            let before = state.work();
+            state.add_job(times).map_err(run)?;
+            settled.push(state.work().settled - before.settled);
+            relaxed.push(state.work().relaxed - before.relaxed);
+            *reruns.get_or_insert(0) += state.work().reruns - before.reruns;
             arrive.push(started.elapsed().as_secs_f64());
         } else {
-            match &mut state {
-                Warm::Exchange(s) => {
-                    // The next completion: the busy-soonest machine with a queue.
-                    let queues = s.queues();
-                    let Some(m) = (0..queues.len())
-                        .filter(|&m| !queues[m].is_empty())
-                        .min_by(|&a, &b| s.free_in(a).total_cmp(&s.free_in(b)))
-                    else {
-                        continue;
-                    };
-                    let started = Instant::now();
-                    s.advance(s.free_in(m));
-                    s.start_front(m);
-                    complete.push(started.elapsed().as_secs_f64());
-                }
-                Warm::Classes(s) => {
-                    let started = Instant::now();
-                    if s.start_next().is_some() {
-                        complete.push(started.elapsed().as_secs_f64());
-                    }
-                }
+            let started = Instant::now();
+            if state.start_next().is_some() {
+                complete.push(started.elapsed().as_secs_f64());
             }
         }
     }
-    let remaining = state.remaining();
-    let cold_cost = Warm::cold(&remaining, classes)?.cost();
+    let (remaining, _) = state.remaining();
+    let cold_cost = Classes::cold(&remaining).map_err(run)?.cost();
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v.get(v.len() / 2).copied().unwrap_or(0.0)
@@ -287,7 +217,7 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
         machines: args.machines,
         flavors: args.flavors,
         busy: args.busy,
-        solver: if classes { "classes" } else { "exchange" },
+        solver: "classes",
         cold_seconds,
         arrivals: arrive.len(),
         arrival_max_seconds: max(&arrive),
@@ -350,6 +280,17 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// Solves with the product's solvers through [`solver::solve`], or with an
+/// oracle.
+fn solve_with(instance: &Instance, chosen: BenchSolverArg) -> Result<Solution, SolveError> {
+    match chosen {
+        BenchSolverArg::Fast => solver::solve(instance, SolverKind::Fast),
+        BenchSolverArg::Classes => solver::solve(instance, SolverKind::Classes),
+        BenchSolverArg::Munkres => munkres::solve(instance),
+        BenchSolverArg::Brute => brute::solve(instance),
+    }
 }
 
 /// A report as one line of JSON on stdout.

@@ -10,6 +10,7 @@ mod simulate;
 mod table;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use fairmatch::solver::SolverKind;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -134,9 +135,11 @@ pub struct SimulateArgs {
     /// Slurm plugin's `Stickiness` (default 1 s) is the same knob.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
     stickiness: f64,
-    /// Matching solver: ours (`fast`) or the generic Hungarian method
-    /// (`munkres`) on the dense matrix, for comparison.
-    #[arg(long, value_enum, default_value_t = SolverArg::Fast)]
+    /// Exact matching solver. Both give an optimal matching (they may
+    /// break ties differently); `classes` is faster on deep queues and
+    /// keeps its matching between decisions, but with --stickiness every
+    /// solve is `fast`'s.
+    #[arg(long, value_enum, default_value_t)]
     solver: SolverArg,
     /// Replace the estimates by true * (1 + e), e ~ Normal(0, SIGMA),
     /// drawn with --seed. Without it, estimates come from the input (or are
@@ -264,8 +267,8 @@ pub struct BenchSimArgs {
     users: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Matching solver; `exchange` keeps its matching between decisions.
-    #[arg(long, value_enum, default_value_t = SolverArg::Exchange)]
+    /// Matching solver; `classes` keeps its matching between decisions.
+    #[arg(long, value_enum, default_value_t)]
     solver: SolverArg,
     /// Print one JSON object instead of a line of text.
     #[arg(long)]
@@ -283,23 +286,22 @@ pub struct BenchSolverArgs {
     /// Flavors of hardware.
     #[arg(long, default_value_t = 3)]
     flavors: usize,
-    /// `fast` (ours) or `munkres` (dense Hungarian reference; refuses
-    /// matrices over 2^28 cells).
-    #[arg(long, value_enum, default_value_t = SolverArg::Fast)]
-    solver: SolverArg,
+    /// Which solver: one of the product's (default: the product's
+    /// default, `fast`; with `--incremental`, `classes`) or an oracle.
+    #[arg(long, value_enum)]
+    solver: Option<BenchSolverArg>,
     /// Seed of the random instance.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// The fraction of machines busy, each for up to 2,000 s. Other values
     /// than the default redraw only the machines: the jobs stay the seed's.
-    #[arg(long, default_value_t = fairmatch::solver::random::DEFAULT_BUSY)]
+    #[arg(long, default_value_t = fairmatch::solver::oracle::random::DEFAULT_BUSY)]
     busy: f64,
     /// Print one JSON object instead of a line of text.
     #[arg(long)]
     json: bool,
     /// Measure warm re-solves instead: solve the instance cold with the
-    /// exchange solver (or, with `--solver classes`, the class solver),
-    /// then replay `--events` events on the kept state (alternately an
+    /// class solver, then replay `--events` events on the kept state (alternately an
     /// arrival and a completion that starts the next machine's first job),
     /// time each, and check the final warm state against a cold solve of
     /// the same jobs.
@@ -415,26 +417,60 @@ impl PolicyArg {
     }
 }
 
+/// The product's exact solvers (see [`SolverKind`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum SolverArg {
-    /// Our exact solver: lazy slots, searched by flavor and position.
+    /// Our exact solver: lazy slots, searched by flavor and position; the
+    /// only one that takes stickiness's preferred machines.
     Fast,
-    /// Our exact solver for deep queues: shortest paths over machines.
-    Exchange,
     /// Our exact solver over position classes (all machines of a flavor at
-    /// one position are one node); `fast` when a job prefers a machine.
+    /// one position are one node), the fastest from a handful of machines
+    /// on; AlloX keeps its state between decisions. `fast` when a job
+    /// prefers a machine.
     Classes,
-    /// The generic Hungarian method on the dense matrix (slow; reference).
-    Munkres,
 }
 
-impl From<SolverArg> for fairmatch::solver::SolverKind {
+impl Default for SolverArg {
+    fn default() -> Self {
+        match SolverKind::default() {
+            SolverKind::Fast => SolverArg::Fast,
+            SolverKind::Classes => SolverArg::Classes,
+        }
+    }
+}
+
+impl From<SolverArg> for SolverKind {
     fn from(s: SolverArg) -> Self {
         match s {
             SolverArg::Fast => Self::Fast,
-            SolverArg::Exchange => Self::Exchange,
             SolverArg::Classes => Self::Classes,
-            SolverArg::Munkres => Self::Munkres,
+        }
+    }
+}
+
+/// What `bench solver` can time: the product's solvers and the oracles
+/// they are checked against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub(crate) enum BenchSolverArg {
+    /// The product's default (see `--solver` of `simulate`).
+    #[default]
+    Fast,
+    /// The class solver.
+    Classes,
+    /// The generic Hungarian method on the dense matrix, as AlloX and
+    /// Gavel solve it (an oracle; refuses matrices over 2^28 cells).
+    Munkres,
+    /// Exhaustive search (an oracle; at most 9 jobs).
+    Brute,
+}
+
+impl BenchSolverArg {
+    fn name(self) -> &'static str {
+        match self {
+            BenchSolverArg::Fast => "fast",
+            BenchSolverArg::Classes => "classes",
+            BenchSolverArg::Munkres => "munkres",
+            BenchSolverArg::Brute => "brute",
         }
     }
 }

@@ -46,7 +46,7 @@ pub struct Allox {
     pub stickiness: f64,
     /// The previous plans: pending job id -> machine.
     planned: IdMap<usize>,
-    /// With the exchange or class solver and no stickiness: the last
+    /// With the class solver and no stickiness: the last
     /// matching, kept for the next decision (see `warm_plan`).
     warm: WarmSlot,
 }
@@ -254,8 +254,7 @@ impl Allox {
         users: Vec<usize>,
     ) -> Result<Plan, PolicyError> {
         let machines = view.machines.len();
-        let warm = matches!(self.solver, SolverKind::Exchange | SolverKind::Classes)
-            && self.stickiness == 0.0;
+        let warm = self.solver == SolverKind::Classes && self.stickiness == 0.0;
         if !warm {
             self.warm.0 = None;
         }

@@ -6,19 +6,18 @@
 //! costs `a_m + k * p_{j,flavor(m)} - r_j`, and a minimum-cost matching that
 //! places every job minimises the total completion time.
 //!
-//! [`fast`] is our exact solver; [`munkres_ref`] builds the dense matrix for
-//! the generic Hungarian method as a reference; [`brute`] enumerates tiny
-//! instances for tests.
+//! Two exact solvers serve the product, chosen by [`SolverKind`]: [`fast`],
+//! the default and the only one that takes a preferred machine
+//! (stickiness), and [`classes`], the fastest cold solver from a handful of
+//! machines on, whose state AlloX keeps between decisions. [`one_flavor`]
+//! takes over, whichever is chosen, where it is exact and costs a sort.
+//! [`oracle`] holds what they are checked and measured against.
 
-pub mod brute;
 pub mod classes;
-pub mod exchange;
 pub mod fast;
-#[cfg(feature = "cli")]
-pub mod munkres_ref;
 pub mod one_flavor;
 #[cfg(feature = "cli")]
-pub mod random;
+pub mod oracle;
 
 use std::fmt;
 
@@ -212,50 +211,36 @@ impl std::error::Error for SolveError {}
 /// different optima when costs tie.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SolverKind {
+    /// Lazy slots searched by flavor and position ([`fast`]): the default,
+    /// since it takes every instance, preferences included.
     #[default]
     Fast,
-    /// Shortest paths over machines instead of slots ([`exchange`]): its
-    /// cost grows with the jobs, not with jobs x positions.
-    Exchange,
     /// Shortest paths over position classes ([`classes`]): all machines of
     /// a flavor at one position are one node. Without preferences only;
     /// with them it runs [`fast`].
     Classes,
-    /// The generic Hungarian method of the `munkres` crate on the dense
-    /// matrix, as AlloX and Gavel do it. Kept for comparison.
-    #[cfg(feature = "cli")]
-    Munkres,
 }
 
 impl SolverKind {
+    /// The name the command line and reports use.
     pub fn name(self) -> &'static str {
         match self {
             SolverKind::Fast => "fast",
-            SolverKind::Exchange => "exchange",
             SolverKind::Classes => "classes",
-            #[cfg(feature = "cli")]
-            SolverKind::Munkres => "munkres",
         }
     }
 }
 
 /// Solves with `kind`, except that an instance where only one flavor has
 /// machines and no job prefers a machine goes to [`one_flavor`], which is
-/// exact there and costs a sort. The reference, munkres, always runs itself.
+/// exact there and costs a sort.
 pub fn solve(instance: &Instance, kind: SolverKind) -> Result<Solution, SolveError> {
-    #[cfg(feature = "cli")]
-    let reference = kind == SolverKind::Munkres;
-    #[cfg(not(feature = "cli"))]
-    let reference = false;
-    if !reference && one_flavor::applies(instance).is_some() {
+    if one_flavor::applies(instance).is_some() {
         return one_flavor::solve(instance);
     }
     match kind {
         SolverKind::Fast => fast::solve(instance),
-        SolverKind::Exchange => exchange::solve(instance),
         SolverKind::Classes if classes::applies(instance) => classes::solve(instance),
         SolverKind::Classes => fast::solve(instance),
-        #[cfg(feature = "cli")]
-        SolverKind::Munkres => munkres_ref::solve(instance),
     }
 }

@@ -4,7 +4,7 @@
 //! flavor in ten forbidden per job (never all of them). Also the
 //! benchmarks' baseline, [`shortest_first`].
 
-use super::{Instance, Machine};
+use crate::solver::{Instance, Machine};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -4,7 +4,7 @@
 //! one machine, shortest-processing-time order is optimal for total
 //! completion time (Smith's rule), so each machine's cost follows directly.
 
-use super::{Instance, Slot, Solution, SolveError};
+use crate::solver::{Instance, Slot, Solution, SolveError};
 
 /// Refuses instances with more than this many jobs: `machines^jobs` grows
 /// too fast to be useful beyond it.

@@ -3,7 +3,7 @@
 //! `(machine, position)` pair with positions `1..=jobs`. It needs a square
 //! matrix, so the rows are padded with zero-cost dummy jobs.
 
-use super::{Instance, Slot, Solution, SolveError};
+use crate::solver::{Instance, Slot, Solution, SolveError};
 use munkres::{solve_assignment, WeightMatrix};
 
 /// Refuse matrices above this many cells (8 bytes each): 2^28 cells is 2 GiB.
