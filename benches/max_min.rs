@@ -11,7 +11,7 @@ mod common;
 use common::median_seconds;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fairmatch::model::Flavor;
-use fairmatch::policy::max_min::{lp, two_flavors};
+use fairmatch::policy::baselines::max_min::{lp, two_flavors};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::hint::black_box;

@@ -5,9 +5,10 @@
 
 use fairmatch::metrics::JobOutcome;
 use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Workload};
-use fairmatch::policy::ftf::Ftf;
-use fairmatch::policy::gavel_maxmin::GavelMaxMin;
-use fairmatch::policy::{allox::Allox, fifo::Fifo, srpt::Srpt, tiresias::Tiresias, Policy};
+use fairmatch::policy::baselines::ftf::Ftf;
+use fairmatch::policy::baselines::gavel_maxmin::GavelMaxMin;
+use fairmatch::policy::baselines::{fifo::Fifo, srpt::Srpt, tiresias::Tiresias};
+use fairmatch::policy::{allox::Allox, Policy};
 use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions, PROBE_FRACTION};
 use fairmatch::solver::oracle::brute;
 use fairmatch::solver::{Instance, Machine, SolverKind};

@@ -3,7 +3,7 @@
 //! Slurm's checks about starts exactly the jobs, on exactly the slots, that
 //! a plan made from every checked job starts.
 
-use fairmatch::policy::candidates::CandidateRule;
+use fairmatch::policy::allox::candidates::CandidateRule;
 use fairmatch::slurm::config::{Config, FairshareBy};
 use fairmatch::slurm::planner::Planner;
 use fairmatch::slurm::snapshot::{

@@ -17,7 +17,8 @@ use fairmatch::io::gavel_format::{self, GavelOptions, UserAssignment};
 use fairmatch::io::philly_format::{self, Derivation, PhillyOptions};
 use fairmatch::io::{cluster_yaml, workload_csv};
 use fairmatch::model::{Cluster, Flavor, Scenario, Workload, MAX_SECONDS, MAX_SLOTS};
-use fairmatch::policy::{allox::Allox, fifo::Fifo, Policy};
+use fairmatch::policy::baselines::fifo::Fifo;
+use fairmatch::policy::{allox::Allox, Policy};
 use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions};
 use proptest::prelude::*;
 

@@ -493,7 +493,7 @@ enum CandidateRuleArg {
     Arrival,
 }
 
-impl From<CandidateRuleArg> for fairmatch::policy::candidates::CandidateRule {
+impl From<CandidateRuleArg> for fairmatch::policy::allox::candidates::CandidateRule {
     fn from(r: CandidateRuleArg) -> Self {
         match r {
             CandidateRuleArg::Shortest => Self::Shortest,

@@ -3,7 +3,7 @@
 //! reported and its default kept, so a broken file never stops slurmctld.
 
 use super::hints::parse_duration;
-use crate::policy::candidates::CandidateRule;
+use crate::policy::allox::candidates::CandidateRule;
 
 /// Whom fairness compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

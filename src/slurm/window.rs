@@ -9,7 +9,7 @@
 //! the front of its candidate order, so only those need the checks.
 //!
 //! **Why the plan is the same.** With the cap `C`, AlloX's candidates
-//! ([`crate::policy::candidates::select`]) from any pool of jobs are, for
+//! ([`crate::policy::allox::candidates::select`]) from any pool of jobs are, for
 //! some flavor `f`, among the pool's `C` shortest on `f` (the `Arrival`
 //! rule: its `C` earliest). A cycle starts at most one job per slot, and
 //! every start takes a job out of the pool, so over a whole cycle no pick
@@ -36,7 +36,7 @@
 //! they had, as jobs past Slurm's queue depth do.
 
 use super::snapshot::Checked;
-use crate::policy::candidates::CandidateRule;
+use crate::policy::allox::candidates::CandidateRule;
 use std::collections::BTreeSet;
 
 /// A pending record as the window ranks it.

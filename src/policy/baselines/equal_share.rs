@@ -74,7 +74,7 @@ impl Policy for EqualShare {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testing::{pending, two_flavors, view};
+    use crate::policy::baselines::testing::{pending, two_flavors, view};
 
     #[test]
     fn each_user_gets_an_equal_part_of_every_flavor() {

@@ -257,8 +257,8 @@ impl<A: Allocator> Policy for RoundBased<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::gavel_maxmin::GavelMaxMin;
-    use crate::policy::testing::{pending, running, two_flavors, view};
+    use crate::policy::baselines::gavel_maxmin::GavelMaxMin;
+    use crate::policy::baselines::testing::{pending, running, two_flavors, view};
 
     #[test]
     fn the_lp_is_solved_again_only_when_the_active_jobs_change() {

@@ -146,7 +146,7 @@ impl Policy for Drf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testing::{pending, running, two_flavors, view};
+    use crate::policy::baselines::testing::{pending, running, two_flavors, view};
 
     #[test]
     fn free_gpus_go_to_the_user_with_the_smaller_dominant_share() {

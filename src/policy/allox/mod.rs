@@ -24,8 +24,11 @@
 //! the new instance than it did with `j` fixed first on `m`, so the order
 //! of assignments does not change.
 
-use super::candidates::{self, CandidateRule};
-use super::warm_plan::{WarmPlan, WarmSlot};
+pub mod candidates;
+mod warm_plan;
+
+use self::candidates::CandidateRule;
+use self::warm_plan::{WarmPlan, WarmSlot};
 use super::{
     by_arrival, job_share, usage_scores, IdMap, PendingJob, Policy, PolicyError, Start, View,
 };

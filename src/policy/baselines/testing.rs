@@ -1,7 +1,7 @@
 //! Small hand-made views for the policies' unit tests.
 
-use super::{MachineView, PendingJob, RunningJob, View};
 use crate::model::Flavor;
+use crate::policy::{MachineView, PendingJob, RunningJob, View};
 
 /// Flavors `gpu` and `cpu` with these many slots, and one idle machine per
 /// slot, GPUs first.

@@ -39,7 +39,7 @@ impl Policy for Sjf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testing::{pending, two_flavors, view};
+    use crate::policy::baselines::testing::{pending, two_flavors, view};
 
     #[test]
     fn the_shortest_jobs_start_first_each_on_its_fastest_flavor() {

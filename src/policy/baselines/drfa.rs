@@ -123,7 +123,7 @@ impl Policy for Drfa {
 mod tests {
     use super::*;
     use crate::model::Flavor;
-    use crate::policy::testing::{pending, running, two_flavors, view};
+    use crate::policy::baselines::testing::{pending, running, two_flavors, view};
     use crate::policy::MachineView;
 
     #[test]

@@ -6,7 +6,7 @@
 //! sees the jobs each flavor is best at. With more than two flavors the
 //! turn goes round them in index order.
 
-use super::PendingJob;
+use crate::policy::PendingJob;
 use std::fmt;
 use std::str::FromStr;
 
