@@ -1,7 +1,8 @@
 //! `fairmatch compare`: every policy on one input, side by side, each
 //! against the best average JCT.
 
-use super::simulate::{execute, RunReport, Runs};
+use super::run_report::{RunReport, Runs};
+use super::simulate::execute;
 use super::{report, table};
 use super::{CliError, CompareArgs, PolicyArg};
 use clap::ValueEnum;

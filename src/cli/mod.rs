@@ -6,6 +6,7 @@ mod compare;
 mod generate;
 mod inputs;
 mod report;
+mod run_report;
 mod simulate;
 mod table;
 

@@ -3,7 +3,7 @@
 //! server; the charts are also written as SVG files, and `report.json`
 //! holds the runs as `simulate --json` prints them.
 
-use super::simulate::{Report, RunReport};
+use super::run_report::{Report, RunReport};
 use super::{table, CliError};
 use fairmatch::model::Scenario;
 use plotters::coord::ranged1d::SegmentValue;

@@ -1,8 +1,9 @@
 //! `fairmatch simulate`: load a scenario, run each policy on it, compare.
 
+use super::run_report::{Report, RunReport, Runs};
 use super::{inputs, report, table, CliError, PolicyArg, ProfileArg, SimulateArgs};
 use clap::ValueEnum;
-use fairmatch::metrics::{self, JobOutcome, Metrics};
+use fairmatch::metrics::{self, JobOutcome};
 use fairmatch::model::Scenario;
 use fairmatch::policy::baselines::drf::Drf;
 use fairmatch::policy::baselines::drfa::Drfa;
@@ -17,8 +18,6 @@ use fairmatch::policy::{allox::Allox, Policy};
 use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use serde::Serialize;
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -27,56 +26,6 @@ use std::path::Path;
 struct RunSpec {
     policy: PolicyArg,
     alpha: Option<f64>,
-}
-
-/// The document `--json` prints and `--report` saves.
-#[derive(Serialize)]
-pub(super) struct Report<'a> {
-    pub workload: &'a str,
-    pub runs: &'a [RunReport],
-}
-
-#[derive(Serialize)]
-pub(super) struct RunReport {
-    pub policy: String,
-    pub label: String,
-    pub alpha: Option<f64>,
-    pub jobs: usize,
-    pub avg_jct: f64,
-    pub avg_wait: f64,
-    pub avg_run: f64,
-    pub p50_jct: f64,
-    pub p95_jct: f64,
-    pub p99_jct: f64,
-    pub makespan: f64,
-    pub jain: f64,
-    pub longest_wait: f64,
-    pub utilization: BTreeMap<String, f64>,
-    pub per_user: BTreeMap<String, f64>,
-    pub decisions: usize,
-    /// Finish-time fairness: JCT over the time alone on a 1/N share.
-    pub rho_mean: f64,
-    pub rho_max: f64,
-    pub starvation_bound: f64,
-    /// Jobs that waited longer than `starvation_bound`.
-    pub starved: usize,
-    pub per_user_slowdown: BTreeMap<String, f64>,
-    /// Per flavor: the share of its slots busy in each of 50 equal spans
-    /// from the first arrival to the last finish.
-    pub utilization_series: BTreeMap<String, Vec<f64>>,
-    /// Wall time per decision, mean and max (measured: varies by run).
-    pub decision_mean_seconds: f64,
-    pub decision_max_seconds: f64,
-    /// Wall time of the whole simulation (measured: varies by run; runs
-    /// share the machine's cores with each other).
-    pub wall_seconds: f64,
-}
-
-/// What one `simulate` or `compare` run produced.
-pub(super) struct Runs {
-    pub name: String,
-    pub scenario: Scenario,
-    pub runs: Vec<RunReport>,
 }
 
 pub fn run(args: SimulateArgs) -> Result<(), CliError> {
@@ -152,7 +101,14 @@ pub(super) fn execute(args: &SimulateArgs) -> Result<Runs, CliError> {
                 scenario.workload.users.len(),
                 args.starvation_bound,
             );
-            let mut report = report(&scenario, spec, policy.label(), &m, outcome.decisions);
+            let mut report = RunReport::new(
+                &scenario,
+                spec.policy.name(),
+                spec.alpha,
+                policy.label(),
+                &m,
+                outcome.decisions,
+            );
             report.starvation_bound = args.starvation_bound;
             report.decision_mean_seconds =
                 outcome.decision_seconds / outcome.decisions.max(1) as f64;
@@ -266,61 +222,6 @@ fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, C
         PolicyArg::GavelMaxmin => Box::new(GavelMaxMin::default()),
         PolicyArg::Ftf => Box::new(Ftf::default()),
     })
-}
-
-fn report(
-    scenario: &Scenario,
-    spec: &RunSpec,
-    label: String,
-    m: &Metrics,
-    decisions: usize,
-) -> RunReport {
-    let flavors = &scenario.cluster.flavors;
-    let users = &scenario.workload.users;
-    RunReport {
-        policy: spec.policy.name().into(),
-        label,
-        alpha: spec.alpha,
-        jobs: m.jobs,
-        avg_jct: m.avg_jct,
-        avg_wait: m.avg_wait,
-        avg_run: m.avg_run,
-        p50_jct: m.p50_jct,
-        p95_jct: m.p95_jct,
-        p99_jct: m.p99_jct,
-        makespan: m.makespan,
-        jain: m.jain,
-        longest_wait: m.longest_wait,
-        utilization: flavors
-            .iter()
-            .zip(&m.utilization)
-            .filter_map(|(f, u)| u.map(|u| (f.name.clone(), u)))
-            .collect(),
-        per_user: users
-            .iter()
-            .zip(&m.per_user_jct)
-            .filter_map(|(u, j)| j.map(|j| (u.name.clone(), j)))
-            .collect(),
-        decisions,
-        rho_mean: m.rho_mean,
-        rho_max: m.rho_max,
-        starvation_bound: 0.0,
-        starved: m.starved,
-        per_user_slowdown: users
-            .iter()
-            .zip(&m.per_user_slowdown)
-            .filter_map(|(u, s)| s.map(|s| (u.name.clone(), s)))
-            .collect(),
-        utilization_series: flavors
-            .iter()
-            .zip(&m.utilization_series)
-            .filter(|(_, s)| !s.is_empty())
-            .map(|(f, s)| (f.name.clone(), s.clone()))
-            .collect(),
-        decision_mean_seconds: 0.0,
-        decision_max_seconds: 0.0,
-        wall_seconds: 0.0,
-    }
 }
 
 fn write_schedules(

@@ -1,6 +1,6 @@
 //! Plain-text rendering of a comparison.
 
-use super::simulate::RunReport;
+use super::run_report::RunReport;
 use fairmatch::model::Scenario;
 use std::fmt::Write;
 
