@@ -1,4 +1,5 @@
-//! Criterion benchmarks of the class solver at issue 9's named sizes, each
+//! Criterion benchmarks of the class solver at the sizes docs/performance.md
+//! names (10,000 jobs on 16 x 2 and 1,000 x 4 machines), each
 //! beside its baselines measured in the same run: the shortest-first sort
 //! of the same jobs, and `fast` where it finishes in seconds. Then warm
 //! re-solves: one arrival and one start on a kept state of 10,000 jobs,

@@ -192,7 +192,7 @@ fn a_plan_from_the_window_starts_what_a_plan_from_every_job_starts() {
         assert_eq!(got, expected, "seed {seed}, {config:?}");
     }
     // The window must also be a saving, or it is only a risk: 57% of the
-    // checks on these queues of up to 255 jobs with 6 slots (2026-12-01).
+    // checks on these queues of up to 255 jobs with 6 slots.
     assert!(
         windowed_checks * 3 < all_checks * 2,
         "{windowed_checks} checks with the window, {all_checks} without"

@@ -154,8 +154,7 @@ fn tally(c: &Cluster, ids: &[u32], since: f64, timeout: Duration) -> Tally {
 /// - the state file was written after the last acknowledgement seen (or,
 ///   if none was seen while watching, after the last script ended), or
 ///   2 s have passed since (4x the 0.5 s that proved too short). "One
-///   agent cycle" is not a fixed time. In a CI run on 2026-12-02, on a
-///   machine loaded by other work, two jobs were RUNNING 120 s after the
+///   agent cycle" is not a fixed time. In a CI run on a machine loaded by other work, two jobs were RUNNING 120 s after the
 ///   last kill, their scripts ended 10 s before it: most likely the
 ///   cycle that would have saved their endings had not yet run 0.5 s
 ///   after they were acknowledged.
