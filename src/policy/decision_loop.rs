@@ -26,26 +26,11 @@ pub trait Driver {
     /// The policy could not decide. The simulator stops; the planner logs
     /// it and leaves every job pending, which ends the instant.
     fn policy_failed(&mut self, error: PolicyError) -> Result<(), Self::Error>;
-}
 
-/// How often the policy was asked, and the wall time it took (the view's
-/// construction included): in all and the longest single answer.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct DecisionTimes {
-    /// How many times the policy was asked.
-    pub decisions: usize,
-    /// Seconds spent in all.
-    pub seconds: f64,
-    /// The longest single answer, in seconds.
-    pub longest: f64,
-}
-
-impl DecisionTimes {
-    /// Counts one answer that took `seconds`.
-    pub fn record(&mut self, seconds: f64) {
-        self.seconds += seconds;
-        self.longest = self.longest.max(seconds);
-    }
+    /// Called after each [`Driver::with_view`] in which the policy was
+    /// asked, so a driver that times its decisions (the simulator) can
+    /// count that call; the core itself reads no clock.
+    fn asked(&mut self) {}
 }
 
 /// Asks `policy` at this instant until it starts nothing more (no job
@@ -55,7 +40,6 @@ impl DecisionTimes {
 pub fn decide_until_settled<D: Driver>(
     policy: &mut dyn Policy,
     driver: &mut D,
-    times: &mut DecisionTimes,
 ) -> Result<Vec<f64>, D::Error> {
     enum Step {
         Settled(Vec<f64>),
@@ -63,7 +47,6 @@ pub fn decide_until_settled<D: Driver>(
         Failed(PolicyError, Vec<f64>),
     }
     loop {
-        let asked = std::time::Instant::now();
         let mut decided = false;
         let step = driver.with_view(|view| {
             if view.pending.is_empty() || !view.machines.iter().any(|m| m.idle) {
@@ -77,8 +60,7 @@ pub fn decide_until_settled<D: Driver>(
             }
         });
         if decided {
-            times.decisions += 1;
-            times.record(asked.elapsed().as_secs_f64());
+            driver.asked();
         }
         match step {
             Step::Settled(rates) => return Ok(rates),

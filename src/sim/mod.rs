@@ -14,8 +14,9 @@ pub use estimates::{EstimateSource, ESTIMATE_FLOOR};
 use crate::metrics::{isolated_time, JobOutcome};
 use crate::model::Scenario;
 use crate::ordered::TotalF64 as Time;
-use crate::policy::decision_loop::{self, AttainedService, DecisionTimes, Driver};
+use crate::policy::decision_loop::{self, AttainedService, Driver};
 use crate::policy::{MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View};
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
@@ -209,6 +210,22 @@ struct Sim<'a> {
     users_with_jobs: usize,
     /// Per user: the fair-share score integrated over time so far.
     service: AttainedService,
+}
+
+/// How often the policy was asked, and the wall time it took (the view's
+/// construction included): in all and the longest single answer.
+#[derive(Clone, Copy, Debug, Default)]
+struct DecisionTimes {
+    decisions: usize,
+    seconds: f64,
+    longest: f64,
+}
+
+impl DecisionTimes {
+    fn record(&mut self, seconds: f64) {
+        self.seconds += seconds;
+        self.longest = self.longest.max(seconds);
+    }
 }
 
 /// Runs `policy` on `scenario`. `progress` is called with the number of
@@ -533,13 +550,14 @@ impl Sim<'_> {
                 self.preempt(now, job)?;
             }
         }
-        let mut times = self.times;
         let rates = decision_loop::decide_until_settled(
             policy,
-            &mut AtInstant { sim: self, now },
-            &mut times,
+            &mut AtInstant {
+                sim: self,
+                now,
+                last_view: Cell::new(0.0),
+            },
         )?;
-        self.times = times;
         if let Some(t) = self.with_view(now, |view| policy.wake_at(view)) {
             let queued = self.next_wake.is_some_and(|w| w > now && w <= t);
             if t > now && t <= MAX_CLOCK && !queued {
@@ -632,13 +650,24 @@ impl Sim<'_> {
 struct AtInstant<'s, 'a> {
     sim: &'s mut Sim<'a>,
     now: f64,
+    /// Wall seconds of the last call of `with_view`: the view's
+    /// construction and the policy's answer, when it was asked.
+    last_view: Cell<f64>,
 }
 
 impl Driver for AtInstant<'_, '_> {
     type Error = SimError;
 
     fn with_view<T>(&self, f: impl FnOnce(&View<'_>) -> T) -> T {
-        self.sim.with_view(self.now, f)
+        let asked = std::time::Instant::now();
+        let answer = self.sim.with_view(self.now, f);
+        self.last_view.set(asked.elapsed().as_secs_f64());
+        answer
+    }
+
+    fn asked(&mut self) {
+        self.sim.times.decisions += 1;
+        self.sim.times.record(self.last_view.get());
     }
 
     fn apply(&mut self, starts: Vec<Start>) -> Result<(), SimError> {

@@ -22,7 +22,7 @@ use super::snapshot::{Action, Checked, Decision, FinishedJob, JobInfo, Outcome, 
 use super::view::SnapshotView;
 use super::window::{self, Ranked};
 use crate::policy::allox::Allox;
-use crate::policy::decision_loop::{self, DecisionTimes, NamedService};
+use crate::policy::decision_loop::{self, NamedService};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -261,12 +261,8 @@ impl Planner {
             .map(|(job, hint)| self.estimates(&model, job, hint))
             .collect();
         let mut view = SnapshotView::build(self, snap, &model, &estimates);
-        let rates = decision_loop::decide_until_settled(
-            &mut self.policy,
-            &mut view,
-            &mut DecisionTimes::default(),
-        )
-        .unwrap_or_else(|never| match never {});
+        let rates = decision_loop::decide_until_settled(&mut self.policy, &mut view)
+            .unwrap_or_else(|never| match never {});
         // The shares users hold from now until the next plan.
         self.service.set_rates(&view.users, &rates);
         self.decisions(snap, &model, &hints, &estimates, view.starts)
