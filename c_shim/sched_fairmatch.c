@@ -39,10 +39,10 @@ static pthread_cond_t term_cond = PTHREAD_COND_INITIALIZER;
 static bool stop_agent = false;
 static bool reload_config = true;
 
-/* The agent thread's own copies of the settings. */
-static fm_settings_t settings = {
-	.interval_ms = 500, .event_poll_ms = 50, .hold_ms = 5,
-};
+/* The agent thread's own copies of the settings: Rust's defaults
+ * (fairmatch_rs_defaults, set at the first init) until fairmatch.conf is
+ * read. */
+static fm_settings_t settings;
 static time_t last_finished_scan = 0;
 /* Agent thread only: what the last snapshot saw, and the newest ending
  * the state file is known to hold. */
@@ -147,9 +147,9 @@ static void _load_config(void)
 	if (fairmatch_rs_load_config(path, &loaded) == 0)
 		settings = loaded;
 	if (settings.interval_ms == 0)
-		settings.interval_ms = 500;
+		settings.interval_ms = fairmatch_rs_defaults.interval_ms;
 	if (settings.hold_ms == 0)
-		settings.hold_ms = 5;
+		settings.hold_ms = fairmatch_rs_defaults.hold_ms;
 	fm_hold_configure(&settings);
 	_check_partitions(path);
 	xfree(path);
@@ -597,6 +597,11 @@ static void *_agent(void *arg)
 int32_t fairmatch_shim_init(void)
 {
 	verbose("fairmatch: built for Slurm %s", fm_built_for());
+	/* Only before the first load (a loaded interval is never 0): a
+	 * second init keeps what the last one read, as the agent does when a
+	 * reload fails. */
+	if (!settings.interval_ms)
+		settings = fairmatch_rs_defaults;
 	_ensure_sched_params();
 	slurm_mutex_lock(&term_lock);
 	stop_agent = false;

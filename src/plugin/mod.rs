@@ -49,6 +49,19 @@ pub static plugin_version: u32 = raw::SLURM_VERSION_NUMBER;
 // definition, so it could not catch this.
 include!(concat!(env!("OUT_DIR"), "/ffi_check.rs"));
 
+/// The shim's settings until fairmatch.conf is first read (and for good,
+/// should that first read fail): the defaults of `Config`, every partition
+/// managed. The shim reads this instead of writing the defaults again.
+#[no_mangle]
+pub static fairmatch_rs_defaults: raw::fm_settings_t = raw::fm_settings_t {
+    interval_ms: config::DEFAULT_INTERVAL_MS,
+    event_poll_ms: config::DEFAULT_EVENT_POLL_MS,
+    hold_ms: config::DEFAULT_LOCK_HOLD_MS,
+    // SAFETY: integers and a char array: all zeros is a valid value, and
+    // the zeroed partitions are "" (every partition).
+    ..unsafe { std::mem::zeroed() }
+};
+
 /// The planner: configuration and everything learned (attained service,
 /// run times, the previous plan). Survives reconfigures.
 static STATE: Mutex<Option<Planner>> = Mutex::new(None);
