@@ -141,8 +141,12 @@ typedef struct {
 	char partitions[4 * FM_TEXT];
 } fm_settings_t;
 
-/* Implemented in Rust (src/plugin/). Never unwind; errors are returned.
- * Only the agent thread calls these. */
+/* Implemented in Rust (src/plugin/), each checked at compile time against
+ * its Rust definition (build.rs). Never unwind; errors are returned. Only
+ * the agent thread calls these. */
+/* The settings before fairmatch.conf is first read: IntervalMs,
+ * EventPollMs and LockHoldMs's defaults, every partition managed. */
+extern const fm_settings_t fairmatch_rs_defaults;
 /* Reads fairmatch.conf beside `slurm_conf` (outside slurmctld's locks),
  * keeping what the planner learned; fills `out`. Returns 0, or -1 when
  * the file was rejected and the previous settings stay. */

@@ -76,8 +76,14 @@ typedef struct {
 	uint32_t job_id;
 } fm_reservation_t;
 
-/* sched_fairmatch.c */
+/* fm_hold.c */
+/* Takes LockHoldMs and Partitions= from the settings just loaded. */
+void fm_hold_configure(const fm_settings_t *settings);
 double fm_now(void);
+/* Microseconds since `start` (0 if the clock stepped back). */
+uint32_t fm_usec_since(const struct timeval *start);
+/* slurmctld is not shutting down and scheduling is not disabled. */
+bool fm_scheduling_allowed(void);
 bool fm_manages(const char *partition);
 /* No Partitions= in fairmatch.conf: every partition is managed. */
 bool fm_manages_every_partition(void);
@@ -127,9 +133,6 @@ typedef struct {
  * with `phase`. */
 void fm_hold_phase(fm_hold_t *h, fm_phase_t phase);
 
-/* fm_loaded_by.c: the release this plugin was built for. */
-const char *fm_built_for(void);
-
 void fm_lock(fm_hold_t *h);
 void fm_unlock(fm_hold_t *h);
 /* Whether the hold has lasted LockHoldMs and done some work. */
@@ -144,6 +147,9 @@ bool fm_hold_unchanged(const fm_hold_t *h);
 bool fm_hold_yield(fm_hold_t *h);
 /* The same, sleeping sleep_us between the holds. */
 bool fm_hold_yield_us(fm_hold_t *h, uint32_t sleep_us);
+
+/* fm_loaded_by.c: the release this plugin was built for. */
+const char *fm_built_for(void);
 
 /* fm_snapshot.c: caller holds the cycle locks. */
 bool fm_is_gpu_one(const char *tres);

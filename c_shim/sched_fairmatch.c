@@ -39,10 +39,10 @@ static pthread_cond_t term_cond = PTHREAD_COND_INITIALIZER;
 static bool stop_agent = false;
 static bool reload_config = true;
 
-/* The agent thread's own copies of the settings. */
-static fm_settings_t settings = {
-	.interval_ms = 500, .event_poll_ms = 50, .hold_ms = 5,
-};
+/* The agent thread's own copies of the settings: Rust's defaults
+ * (fairmatch_rs_defaults, set at the first init) until fairmatch.conf is
+ * read. */
+static fm_settings_t settings;
 static time_t last_finished_scan = 0;
 /* Agent thread only: what the last snapshot saw, and the newest ending
  * the state file is known to hold. */
@@ -55,12 +55,6 @@ static uint32_t durable_ended = 0, durable_completing = 0;
 /* When the agent last wrote the job state file, and how long it took. */
 static struct timeval last_save = { 0 };
 static uint32_t last_save_us = 0;
-
-/* Copy and apply both need job and node write locks (select_nodes()). */
-static const slurmctld_lock_t cycle_locks = {
-	.conf = READ_LOCK, .job = WRITE_LOCK, .node = WRITE_LOCK,
-	.part = READ_LOCK, .fed = READ_LOCK,
-};
 
 void fairmatch_shim_log(int32_t level, const char *message)
 {
@@ -80,37 +74,6 @@ void fairmatch_shim_log(int32_t level, const char *message)
 	default:
 		debug2("fairmatch: %s", message);
 	}
-}
-
-double fm_now(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return tv.tv_sec + tv.tv_usec / 1e6;
-}
-
-bool fm_manages_every_partition(void)
-{
-	return !settings.partitions[0];
-}
-
-bool fm_manages(const char *partition)
-{
-	if (!settings.partitions[0])
-		return true;
-	if (!partition)
-		return false;
-	size_t n = strlen(partition);
-	for (const char *p = settings.partitions; *p;) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t) (end - p) : strlen(p);
-		if (len == n && !strncmp(p, partition, n))
-			return true;
-		if (!end)
-			break;
-		p = end + 1;
-	}
-	return false;
 }
 
 /* Slurm must not start jobs behind fairmatch's back. Prepending wins over
@@ -184,133 +147,12 @@ static void _load_config(void)
 	if (fairmatch_rs_load_config(path, &loaded) == 0)
 		settings = loaded;
 	if (settings.interval_ms == 0)
-		settings.interval_ms = 500;
+		settings.interval_ms = fairmatch_rs_defaults.interval_ms;
 	if (settings.hold_ms == 0)
-		settings.hold_ms = 5;
+		settings.hold_ms = fairmatch_rs_defaults.hold_ms;
+	fm_hold_configure(&settings);
 	_check_partitions(path);
 	xfree(path);
-}
-
-static bool _scheduling_allowed(void)
-{
-	return !slurmctld_config.shutdown_time &&
-	       !slurmctld_config.scheduling_disabled;
-}
-
-static uint32_t _usec_since(const struct timeval *start)
-{
-	struct timeval end;
-	gettimeofday(&end, NULL);
-	long long us = (end.tv_sec - start->tv_sec) * 1000000LL +
-		       (end.tv_usec - start->tv_usec);
-	return us < 0 ? 0 : (uint32_t) MIN(us, (long long) UINT32_MAX);
-}
-
-static uint64_t _thread_cpu_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (uint64_t) t.tv_sec * 1000000000ULL + t.tv_nsec;
-}
-
-/* The calling thread's time waiting for a CPU, from the kernel's
- * schedstat (0 where it is not available). On a busy node, a hold's wall
- * time is often mostly this wait. */
-static uint64_t _thread_wait_ns(void)
-{
-	unsigned long long run = 0, wait = 0;
-	FILE *f = fopen("/proc/thread-self/schedstat", "r");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
-			wait = 0;
-		fclose(f);
-	}
-	return wait;
-}
-
-static const char *phase_names[FM_PHASES] = {
-	[FM_PHASE_WALK] = "walk over the job list",
-	[FM_PHASE_UNMODELLED] = "jobs fairmatch does not model",
-	[FM_PHASE_PENDING] = "snapshot of pending jobs",
-	[FM_PHASE_CHECKS] = "checks of pending jobs",
-	[FM_PHASE_STARTS] = "applying decisions",
-	[FM_PHASE_LAUNCHES] = "launching batch scripts",
-};
-
-/* Long enough for a thread woken by our unlock to take the locks before
- * we take them back. */
-#define YIELD_SLEEP_US 1000
-
-void fm_lock(fm_hold_t *h)
-{
-	lock_slurmctld(cycle_locks);
-	gettimeofday(&h->since, NULL);
-	h->phase_since = h->since;
-	h->since_cpu_ns = _thread_cpu_ns();
-	h->since_wait_ns = _thread_wait_ns();
-	h->held = true;
-	h->worked = false;
-	h->holds++;
-}
-
-void fm_unlock(fm_hold_t *h)
-{
-	uint32_t us = _usec_since(&h->since);
-	uint32_t cpu_us = (_thread_cpu_ns() - h->since_cpu_ns) / 1000;
-	uint64_t wait_ns = _thread_wait_ns();
-	h->phase_us[h->phase] += _usec_since(&h->phase_since);
-	h->held = false;
-	h->total_us += us;
-	h->longest_us = MAX(h->longest_us, us);
-	h->longest_cpu_us = MAX(h->longest_cpu_us, cpu_us);
-	if (h->holds == 1)
-		h->first_cpu_us = cpu_us;
-	else
-		h->later_cpu_us = MAX(h->later_cpu_us, cpu_us);
-	h->part = last_part_update;
-	h->resv = last_resv_update;
-	h->conf = slurm_conf.last_update;
-	unlock_slurmctld(cycle_locks);
-	if (us > 2000U * settings.hold_ms)
-		debug("fairmatch: held slurmctld's locks for %u us (%u us on a CPU, %"PRIu64" us waiting for one; %s), over twice LockHoldMs",
-		      us, cpu_us, (wait_ns - h->since_wait_ns) / 1000,
-		      phase_names[h->phase]);
-}
-
-void fm_hold_phase(fm_hold_t *h, fm_phase_t phase)
-{
-	if (h->held)
-		h->phase_us[h->phase] += _usec_since(&h->phase_since);
-	h->phase = phase;
-	gettimeofday(&h->phase_since, NULL);
-}
-
-bool fm_hold_spent(const fm_hold_t *h)
-{
-	return h->worked &&
-	       _usec_since(&h->since) >= settings.hold_ms * 1000U;
-}
-
-bool fm_hold_unchanged(const fm_hold_t *h)
-{
-	return _scheduling_allowed() && h->part == last_part_update &&
-	       h->resv == last_resv_update &&
-	       h->conf == slurm_conf.last_update;
-}
-
-bool fm_hold_yield(fm_hold_t *h)
-{
-	return fm_hold_yield_us(h, YIELD_SLEEP_US);
-}
-
-bool fm_hold_yield_us(fm_hold_t *h, uint32_t sleep_us)
-{
-	fm_unlock(h);
-	usleep(sleep_us);
-	fm_lock(h);
-	if (!fm_hold_unchanged(h))
-		h->stopped = true;
-	return !h->stopped;
 }
 
 /* sdiag: "Main schedule statistics" count fairmatch's cycles and the time
@@ -357,12 +199,12 @@ static uint32_t _make_durable(fm_hold_t *h)
 		      watch.ended_in_last > durable_ended) ||
 		     watch.completing != durable_completing;
 	if (!fm_deferred_count() &&
-	    (!ended || _usec_since(&last_save) < settings.interval_ms * 1000U))
+	    (!ended || fm_usec_since(&last_save) < settings.interval_ms * 1000U))
 		return 0;
 	struct timeval t;
 	gettimeofday(&t, NULL);
 	int rc = dump_all_job_state();
-	uint32_t dump_us = _usec_since(&t);
+	uint32_t dump_us = fm_usec_since(&t);
 	last_save = t;
 	last_save_us = dump_us;
 	durable_end = watch.last_end;
@@ -434,7 +276,7 @@ static bool _take_snapshot(fm_snapshot_t *snap, fm_reservation_t *resv,
 			   fm_hold_t *h, bool *full)
 {
 	time_t scanned_to = last_finished_scan;
-	if (!_scheduling_allowed())
+	if (!fm_scheduling_allowed())
 		return false;
 	fm_walk_t walk = { .unmodelled = list_create(NULL) };
 	fm_hold_phase(h, FM_PHASE_WALK);
@@ -489,7 +331,7 @@ static bool _cycle(void)
 
 	/* As backfill: no lock taken, and no retry, while scheduling is
 	 * off; the cycle after it is turned back on will look. */
-	if (!_scheduling_allowed())
+	if (!fm_scheduling_allowed())
 		return true;
 	gettimeofday(&cycle_start, NULL);
 	bool full = false;
@@ -517,7 +359,7 @@ static bool _cycle(void)
 		char phases[200];
 		_phases_text(&hold, phases, sizeof(phases));
 		debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, no plan: every CPU held, state save %u us; first hold on a CPU %u us, later holds at most %u us; %s)",
-		      _usec_since(&cycle_start), hold.total_us, hold.holds,
+		      fm_usec_since(&cycle_start), hold.total_us, hold.holds,
 		      hold.longest_us, hold.longest_cpu_us, snapshot_us,
 		      save_us, hold.first_cpu_us, hold.later_cpu_us, phases);
 		return true;
@@ -540,7 +382,7 @@ static bool _cycle(void)
 	struct timeval plan_start;
 	gettimeofday(&plan_start, NULL);
 	int64_t count = fairmatch_rs_plan(&snap, decisions, cap);
-	uint32_t plan_us = _usec_since(&plan_start);
+	uint32_t plan_us = fm_usec_since(&plan_start);
 	fm_free_snapshot(&snap);
 
 	size_t n_outcomes = 0;
@@ -559,9 +401,9 @@ static bool _cycle(void)
 	}
 	if (!applied)
 		debug("fairmatch: decisions left unapplied (scheduling disabled, or partitions, reservations or slurm.conf changed); planning again at the next tick");
-	uint32_t cycle_us = _usec_since(&cycle_start);
+	uint32_t cycle_us = fm_usec_since(&cycle_start);
 	/* Still under the job write lock, as Slurm updates these. */
-	_record_stats(hold.total_us + _usec_since(&hold.since), cycle_us,
+	_record_stats(hold.total_us + fm_usec_since(&hold.since), cycle_us,
 		      queue_len, n_outcomes);
 	fm_unlock(&hold);
 	fm_free_reservation(&resv);
@@ -647,7 +489,7 @@ static uint32_t _save_gap_left_ms(void)
 {
 	uint64_t gap_us = MIN((uint64_t) last_save_us * SAVE_GAP_FACTOR,
 			      SAVE_GAP_MAX_MS * 1000ULL);
-	uint64_t since_us = _usec_since(&last_save);
+	uint64_t since_us = fm_usec_since(&last_save);
 	return since_us >= gap_us ? 0 : (gap_us - since_us + 999) / 1000;
 }
 
@@ -672,7 +514,7 @@ static bool _events_due(fm_events_t *e)
 		gettimeofday(&e->first, NULL);
 	}
 	if (!e->pending ||
-	    (seen && _usec_since(&e->first) < settings.interval_ms * 500U))
+	    (seen && fm_usec_since(&e->first) < settings.interval_ms * 500U))
 		return false;
 	uint32_t gone = e->after_cycle > on_nodes ? e->after_cycle - on_nodes :
 						    0;
@@ -693,7 +535,7 @@ static void _events_reset(fm_events_t *e)
  * on), or the next poll if sooner. */
 static uint32_t _next_sleep_ms(const struct timeval *last_tick)
 {
-	uint32_t since = _usec_since(last_tick) / 1000;
+	uint32_t since = fm_usec_since(last_tick) / 1000;
 	uint32_t left = since < settings.interval_ms ?
 				settings.interval_ms - since : 0;
 	if (!settings.event_poll_ms)
@@ -722,7 +564,7 @@ static void *_agent(void *arg)
 		/* With the polls on, the tick waits for the save gap too, or
 		 * it would start the few jobs the gap holds back. */
 		if (!reloaded && !event &&
-		    (_usec_since(&last_tick) < settings.interval_ms * 1000U ||
+		    (fm_usec_since(&last_tick) < settings.interval_ms * 1000U ||
 		     (settings.event_poll_ms && _save_gap_left_ms())))
 			continue;
 		gettimeofday(&last_tick, NULL);
@@ -755,6 +597,11 @@ static void *_agent(void *arg)
 int32_t fairmatch_shim_init(void)
 {
 	verbose("fairmatch: built for Slurm %s", fm_built_for());
+	/* Only before the first load (a loaded interval is never 0): a
+	 * second init keeps what the last one read, as the agent does when a
+	 * reload fails. */
+	if (!settings.interval_ms)
+		settings = fairmatch_rs_defaults;
 	_ensure_sched_params();
 	slurm_mutex_lock(&term_lock);
 	stop_agent = false;

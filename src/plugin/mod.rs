@@ -37,6 +37,31 @@ pub static plugin_type: [u8; 16] = *b"sched/fairmatch\0";
 #[used]
 pub static plugin_version: u32 = raw::SLURM_VERSION_NUMBER;
 
+// The C prototypes of this file's `fairmatch_rs_*` exports are written by
+// hand in c_shim/fairmatch_shim.h. bindgen reads them into `raw` too, and
+// build.rs writes, for every `fairmatch_rs_*` item the header declares,
+// `let _ = [raw::name, name];` into one `const _` block: an array holds
+// one type, so the two function pointers must be of exactly the same type
+// (a safe export meets its prototype as an unsafe one) and the crate does
+// not compile when a prototype drifts from its export, or names one that
+// does not exist. rustc's `clashing_extern_declarations` lint compares
+// `extern` blocks only with each other, never with a `#[no_mangle]`
+// definition, so it could not catch this.
+include!(concat!(env!("OUT_DIR"), "/ffi_check.rs"));
+
+/// The shim's settings until fairmatch.conf is first read (and for good,
+/// should that first read fail): the defaults of `Config`, every partition
+/// managed. The shim reads this instead of writing the defaults again.
+#[no_mangle]
+pub static fairmatch_rs_defaults: raw::fm_settings_t = raw::fm_settings_t {
+    interval_ms: config::DEFAULT_INTERVAL_MS,
+    event_poll_ms: config::DEFAULT_EVENT_POLL_MS,
+    hold_ms: config::DEFAULT_LOCK_HOLD_MS,
+    // SAFETY: integers and a char array: all zeros is a valid value, and
+    // the zeroed partitions are "" (every partition).
+    ..unsafe { std::mem::zeroed() }
+};
+
 /// The planner: configuration and everything learned (attained service,
 /// run times, the previous plan). Survives reconfigures.
 static STATE: Mutex<Option<Planner>> = Mutex::new(None);

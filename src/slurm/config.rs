@@ -52,6 +52,13 @@ pub struct Config {
 /// of them, as they would anyway. `MaxCandidates=0` lifts it.
 pub const DEFAULT_MAX_CANDIDATES: usize = 200;
 
+/// `IntervalMs`, `EventPollMs` and `LockHoldMs` when fairmatch.conf does not
+/// set them. Written only here: the C shim's agent starts from them too,
+/// through `fairmatch_rs_defaults` (src/plugin/mod.rs).
+pub const DEFAULT_INTERVAL_MS: u32 = 500;
+pub const DEFAULT_EVENT_POLL_MS: u32 = 50;
+pub const DEFAULT_LOCK_HOLD_MS: u32 = 5;
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -62,9 +69,9 @@ impl Default for Config {
             fairshare_by: FairshareBy::User,
             cpus_per_slot: 0,
             default_runtime: 3600.0,
-            interval_ms: 500,
-            event_poll_ms: 50,
-            lock_hold_ms: 5,
+            interval_ms: DEFAULT_INTERVAL_MS,
+            event_poll_ms: DEFAULT_EVENT_POLL_MS,
+            lock_hold_ms: DEFAULT_LOCK_HOLD_MS,
             partitions: Vec::new(),
         }
     }
