@@ -4,7 +4,7 @@
 # instances, each in its own process (so its peak RSS is its own), with the
 # shortest-first sort of the same jobs timed beside it as the baseline.
 #
-#   scripts/bench-scaling.sh [--timeout S] [--flavors F] [--solver fast|exchange|classes]
+#   scripts/bench-scaling.sh [--timeout S] [--flavors F] [--solver fast|classes]
 #                            [--jobs "N ..."] [--machines "M ..."]
 #
 # A size that runs past the timeout (default 30 s) is shown as "> S s".
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
         --solver) solver=$2; shift 2 ;;
         --jobs) jobs_list=$2; shift 2 ;;
         --machines) machines_list=$2; shift 2 ;;
-        *) echo "usage: $0 [--timeout S] [--flavors F] [--solver fast|exchange|classes] [--jobs \"N ...\"] [--machines \"M ...\"]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--timeout S] [--flavors F] [--solver fast|classes] [--jobs \"N ...\"] [--machines \"M ...\"]" >&2; exit 2 ;;
     esac
 done
 
