@@ -102,6 +102,40 @@ fn motivation_case_sends_the_cpu_slow_jobs_to_gpus() {
     assert_eq!(unique.len(), 4, "one job per slot: {nodes:?}");
 }
 
+/// `Solver=classes` (without stickiness, where it runs) finds the same
+/// optimum, and keeps its state from one plan to the next: a second plan
+/// after one job arrived still sends each job to the flavor it is fast on.
+#[test]
+fn the_class_solver_plans_the_motivation_case_too() {
+    let (config, warnings) =
+        fairmatch::slurm::config::parse("f.conf", "Solver=classes\nStickiness=0\n");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let mut planner = Planner::new(config);
+    let mut snap = cluster(5000.0);
+    snap.nodes.push(node("c3", 1, ""));
+    snap.partitions[0].nodes.push(4);
+    snap.pending = vec![
+        job(1, "alice", "fairmatch: gpu=40s cpu=50s"),
+        job(2, "alice", "fairmatch: gpu=40s cpu=50s"),
+        job(3, "bob", "fairmatch: gpu=40s cpu=80s"),
+        job(4, "bob", "fairmatch: gpu=40s cpu=80s"),
+    ];
+    let flavor = |d: &[fairmatch::slurm::snapshot::Decision], id| placed(d, id).map(|(p, _, _)| p);
+    let decisions = planner.plan(&snap);
+    assert_eq!(flavor(&decisions, 3).as_deref(), Some("gpu"));
+    assert_eq!(flavor(&decisions, 4).as_deref(), Some("gpu"));
+    assert_eq!(flavor(&decisions, 1).as_deref(), Some("cpu"));
+    assert_eq!(flavor(&decisions, 2).as_deref(), Some("cpu"));
+    // Nothing started yet (no outcome observed): the same queue plus one
+    // job that is only fast on a CPU gets the idle CPU.
+    snap.now += 1.0;
+    snap.pending
+        .push(job(5, "carol", "fairmatch: gpu=500s cpu=10s"));
+    let decisions = planner.plan(&snap);
+    assert_eq!(flavor(&decisions, 5).as_deref(), Some("cpu"));
+    assert_eq!(flavor(&decisions, 3).as_deref(), Some("gpu"));
+}
+
 #[test]
 fn zero_length_jobs_fill_every_free_slot_at_once() {
     // To the matching a 0 s job costs nothing wherever it waits; planned

@@ -4,6 +4,7 @@
 
 use super::hints::parse_duration;
 use crate::policy::allox::candidates::CandidateRule;
+use crate::solver::SolverKind;
 
 /// Whom fairness compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +24,10 @@ pub struct Config {
     pub candidate_rule: CandidateRule,
     /// Seconds a re-plan must gain to move a planned job to another node.
     pub stickiness: f64,
+    /// The exact matching solver. `classes` is faster on deep queues and
+    /// keeps its matching between plans, but only without stickiness:
+    /// with it, every solve is `fast`'s.
+    pub solver: SolverKind,
     pub fairshare_by: FairshareBy,
     /// CPUs per CPU slot; 0 = what the jobs ask for.
     pub cpus_per_slot: u32,
@@ -66,6 +71,7 @@ impl Default for Config {
             max_candidates: Some(DEFAULT_MAX_CANDIDATES),
             candidate_rule: CandidateRule::Shortest,
             stickiness: 1.0,
+            solver: SolverKind::default(),
             fairshare_by: FairshareBy::User,
             cpus_per_slot: 0,
             default_runtime: 3600.0,
@@ -132,6 +138,13 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
                 _ => parse_duration(value)?,
             };
         }
+        "solver" => {
+            config.solver = match value.to_ascii_lowercase().as_str() {
+                "fast" => SolverKind::Fast,
+                "classes" => SolverKind::Classes,
+                _ => return Err("Solver must be 'fast' or 'classes'".into()),
+            };
+        }
         "fairshareby" => {
             config.fairshare_by = match value.to_ascii_lowercase().as_str() {
                 "user" => FairshareBy::User,
@@ -194,9 +207,10 @@ mod tests {
             "f.conf",
             "# comment\nAlpha=0.25\nmaxcandidates=50\nFairshareBy=account\nCpusPerSlot=4\n\
              DefaultRuntime=1h\nIntervalMs=100 # fast\nPartitions=cpu, gpu\nCandidateRule=Arrival\nLockHoldMs=20\n\
-             EventPollMs=0\n",
+             EventPollMs=0\nSolver=Classes\n",
         );
         assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.solver, SolverKind::Classes);
         assert_eq!(c.alpha, 0.25);
         assert_eq!(c.max_candidates, Some(50));
         assert_eq!(c.candidate_rule, CandidateRule::Arrival);
@@ -215,10 +229,11 @@ mod tests {
         let (c, w) = parse(
             "f.conf",
             "Alpha=7\nColor=blue\nnonsense\nIntervalMs=1\nCandidateRule=random\nLockHoldMs=0\n\
-             EventPollMs=5\n",
+             EventPollMs=5\nSolver=munkres\n",
         );
         assert_eq!(c, Config::default());
-        assert_eq!(w.len(), 7);
+        assert_eq!(w.len(), 8);
+        assert!(w[7].contains("Solver must be"), "{w:?}");
         assert!(w[0].starts_with("f.conf:1: Alpha"), "{w:?}");
         assert!(w[1].contains("unknown key 'Color'"));
         assert!(w[2].starts_with("f.conf:3:"));

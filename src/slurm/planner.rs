@@ -42,6 +42,7 @@ fn configure(allox: &mut Allox, config: &Config) {
         log::error!("{e}; keeping alpha {}", allox.alpha());
     }
     allox.max_candidates = config.max_candidates;
+    allox.solver = config.solver;
     allox.candidate_rule = config.candidate_rule;
     if let Err(e) = allox.set_stickiness(config.stickiness) {
         log::error!("{e}; keeping {}", allox.stickiness);
