@@ -134,6 +134,10 @@ impl Policy for Allox {
         }
     }
 
+    // One function on purpose: each start updates `idle`, `free_in`,
+    // `scores`, `left` and the plan that the next choice reads, and
+    // `continue 'start` resumes the choice from there; split up, all of that
+    // state would travel through every step on each scheduling event.
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
         self.check()?;
         let mut idle: Vec<bool> = view.machines.iter().map(|m| m.idle).collect();
