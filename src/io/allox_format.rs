@@ -17,15 +17,20 @@ use super::{parse_seconds, within_bound, InputError};
 use crate::model::{Cluster, Flavor, Job, ModelError, User, Workload};
 use std::collections::{HashMap, HashSet};
 
+/// How to read an AlloX input: its cluster and its time unit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AlloxOptions {
+    /// Slots of the `gpu` flavor.
     pub gpu_slots: usize,
+    /// Slots of the `cpu` flavor.
     pub cpu_slots: usize,
     /// Seconds per time unit of the file (1 for seconds, 60 for minutes).
     pub seconds_per_unit: f64,
 }
 
+/// Index of the `gpu` flavor in [`cluster`] and in every job's vectors.
 pub const GPU: usize = 0;
+/// Index of the `cpu` flavor in [`cluster`] and in every job's vectors.
 pub const CPU: usize = 1;
 
 /// The two-flavor cluster of AlloX's simulator; refused past
@@ -43,6 +48,7 @@ pub fn cluster(options: &AlloxOptions) -> Result<Cluster, ModelError> {
     ])
 }
 
+/// Reads an AlloX input; errors name the line. Jobs get the two flavors of [`cluster`], in [`GPU`] and [`CPU`] order.
 pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload, InputError> {
     // Editors on Windows start UTF-8 files with a byte-order mark; the CSV
     // and YAML readers skip it too.

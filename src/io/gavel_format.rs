@@ -35,6 +35,7 @@ pub struct Throughputs {
 }
 
 impl Throughputs {
+    /// The worker types the table has figures for, sorted.
     pub fn worker_types(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.by_worker.keys().map(String::as_str).collect();
         names.sort_unstable();
@@ -58,6 +59,7 @@ impl Throughputs {
         types
     }
 
+    /// Isolated steps per second of `job_type` on `scale` GPUs of `worker`, if the table has a figure above 0.
     pub fn steps_per_second(&self, worker: &str, job_type: &str, scale: u32) -> Option<f64> {
         self.by_worker
             .get(worker)?
@@ -120,13 +122,21 @@ fn parse_job_key(key: &str) -> Option<(String, u32)> {
 /// How jobs get users.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UserAssignment {
+    /// Job `i` of the trace (after drops) goes to user `i mod users`.
     RoundRobin,
-    Random { seed: u64 },
+    /// Each job goes to a user drawn uniformly.
+    Random {
+        /// Seed of the draws.
+        seed: u64,
+    },
 }
 
+/// How to read a Gavel trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GavelOptions {
+    /// How many users to deal the jobs to (at least 1).
     pub users: usize,
+    /// How jobs are dealt to users.
     pub assignment: UserAssignment,
     /// Skip jobs with a scale factor above 1 instead of refusing the trace.
     pub drop_multi_gpu: bool,
@@ -135,10 +145,13 @@ pub struct GavelOptions {
 /// A parsed trace, and how many multi-GPU jobs were dropped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GavelTrace {
+    /// The jobs, with users `user0`, `user1`, ...
     pub workload: Workload,
+    /// Multi-GPU jobs left out.
     pub dropped_multi_gpu: usize,
 }
 
+/// Reads a trace against the throughput table; errors name the line.
 pub fn parse(
     file: &str,
     text: &str,

@@ -38,28 +38,45 @@ pub const REFERENCE_WORKER: &str = "v100";
 /// AlloX's bounds on a job's CPU-over-GPU time.
 pub const SPEEDUP_BOUNDS: (f64, f64) = (0.7, 60.0);
 
+/// How a job's per-flavor run times are derived from its one trace duration.
 #[derive(Clone, Debug)]
 pub enum Derivation<'a> {
+    /// Draw a Gavel job type per job, with times from this throughput table.
     GavelTypes(&'a Throughputs),
-    AlloxSpeedups { mean: f64, sd: f64 },
+    /// AlloX's: a `cpu` time of the duration times a drawn speedup.
+    AlloxSpeedups {
+        /// Mean of the normal distribution of speedups.
+        mean: f64,
+        /// Its standard deviation.
+        sd: f64,
+    },
 }
 
+/// How to read the Philly trace.
 #[derive(Clone, Debug)]
 pub struct PhillyOptions<'a> {
+    /// Where per-flavor run times come from.
     pub derivation: Derivation<'a>,
+    /// Seed of the derivation's draws.
     pub seed: u64,
     /// Keep jobs arriving in `[start, end)` seconds after the first; their
     /// arrivals then count from `start`.
     pub window: (f64, f64),
+    /// Keep at most this many jobs (the first, after the window).
     pub max_jobs: Option<usize>,
     /// Arrivals are divided by this (above 1 compresses them: more load).
     pub load_factor: f64,
+    /// Skip jobs on more than one GPU instead of refusing the trace.
     pub drop_multi_gpu: bool,
 }
 
+/// A parsed trace, and how many multi-GPU jobs were dropped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhillyTrace {
+    /// The jobs; users are the trace's virtual clusters, in order of first
+    /// appearance.
     pub workload: Workload,
+    /// Multi-GPU jobs left out.
     pub dropped_multi_gpu: usize,
 }
 
@@ -102,6 +119,7 @@ struct TraceRow {
     virtual_cluster: String,
 }
 
+/// Reads the trace for `cluster`; errors name the line.
 pub fn parse(
     file: &str,
     text: &str,
