@@ -129,7 +129,8 @@ impl Cluster {
         Ok(cluster)
     }
 
-    /// Refuses a repeated flavor name, more than [`MAX_SLOTS`] slots in all, or none.
+    /// Refuses a repeated flavor name, more than [`MAX_SLOTS`] slots in all, or
+    /// none.
     pub fn validate(&self) -> Result<(), ModelError> {
         let mut total: usize = 0;
         for (i, f) in self.flavors.iter().enumerate() {

@@ -48,7 +48,8 @@ pub fn cluster(options: &AlloxOptions) -> Result<Cluster, ModelError> {
     ])
 }
 
-/// Reads an AlloX input; errors name the line. Jobs get the two flavors of [`cluster`], in [`GPU`] and [`CPU`] order.
+/// Reads an AlloX input; errors name the line. Jobs get the two flavors of
+/// [`cluster`], in [`GPU`] and [`CPU`] order.
 pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload, InputError> {
     // Editors on Windows start UTF-8 files with a byte-order mark; the CSV
     // and YAML readers skip it too.

@@ -130,7 +130,8 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
     })
 }
 
-/// Whether `name` may name a flavor: non-empty ASCII letters, digits, `-`, `_` and `.`.
+/// Whether `name` may name a flavor: non-empty ASCII letters, digits, `-`, `_`
+/// and `.`.
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name

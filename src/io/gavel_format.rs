@@ -59,7 +59,8 @@ impl Throughputs {
         types
     }
 
-    /// Isolated steps per second of `job_type` on `scale` GPUs of `worker`, if the table has a figure above 0.
+    /// Isolated steps per second of `job_type` on `scale` GPUs of `worker`, if
+    /// the table has a figure above 0.
     pub fn steps_per_second(&self, worker: &str, job_type: &str, scale: u32) -> Option<f64> {
         self.by_worker
             .get(worker)?

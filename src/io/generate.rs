@@ -28,7 +28,8 @@ pub struct GenerateOptions {
     pub users: usize,
     /// Jobs each user submits.
     pub jobs_per_user: usize,
-    /// Offered load: work arriving per second (each job's time on its fastest flavor) over the cluster's slots; 0 puts every arrival at 0.
+    /// Offered load: work arriving per second (each job's time on its fastest
+    /// flavor) over the cluster's slots; 0 puts every arrival at 0.
     pub load: f64,
     /// Shortest run time on the first flavor, in seconds.
     pub min_duration: f64,

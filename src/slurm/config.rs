@@ -8,10 +8,13 @@ use crate::policy::allox::candidates::CandidateRule;
 /// Whom fairness compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FairshareBy {
+    /// Each user is one party.
     User,
+    /// Each account is one party: its users share its service.
     Account,
 }
 
+/// The plugin's settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// AlloX's fairness knob, in (0, 1].
@@ -23,6 +26,7 @@ pub struct Config {
     pub candidate_rule: CandidateRule,
     /// Seconds a re-plan must gain to move a planned job to another node.
     pub stickiness: f64,
+    /// Whether users or accounts are the parties fairness compares.
     pub fairshare_by: FairshareBy,
     /// CPUs per CPU slot; 0 = what the jobs ask for.
     pub cpus_per_slot: u32,
@@ -71,6 +75,8 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Whether the plugin manages `partition` (all of them when none are
+    /// listed).
     pub fn manages(&self, partition: &str) -> bool {
         self.partitions.is_empty() || self.partitions.iter().any(|p| p == partition)
     }

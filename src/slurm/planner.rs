@@ -51,9 +51,13 @@ fn configure(allox: &mut Allox, config: &Config) {
 /// Where an estimate came from, for the reason a user sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// The user's hint in the job's comment.
     Hint,
+    /// The job's time limit.
     TimeLimit,
+    /// The mean of earlier runs of the same job.
     History,
+    /// The configured default run time.
     Default,
 }
 
@@ -72,6 +76,8 @@ impl Source {
     }
 }
 
+/// Plans which pending Slurm jobs start where, cycle after cycle, with AlloX
+/// over the snapshot's slots.
 pub struct Planner {
     config: Config,
     /// Kept across plans: it remembers the previous plan for stickiness.
@@ -103,6 +109,7 @@ pub const MIN_PLANNED_SECONDS: f64 = 1.0;
 const MAX_USERS: usize = 10_000;
 
 impl Planner {
+    /// A planner with no history and no previous plan.
     pub fn new(config: Config) -> Self {
         Planner {
             policy: policy_for(&config),
@@ -116,6 +123,7 @@ impl Planner {
         }
     }
 
+    /// The settings it plans with.
     pub fn config(&self) -> &Config {
         &self.config
     }

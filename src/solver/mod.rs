@@ -162,7 +162,8 @@ impl Instance {
 pub struct Slot {
     /// Index into [`Instance::machines`].
     pub machine: usize,
-    /// 1 for the last job to run on the machine, 2 for the one before, and so on.
+    /// 1 for the last job to run on the machine, 2 for the one before, and so
+    /// on.
     pub position: usize,
 }
 
