@@ -4,6 +4,7 @@
 
 use crate::io::allox_format::AlloxOptions;
 
+/// A workload compiled into the binary, in AlloX's format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bundled {
     /// 40 TensorFlow jobs from 4 users, all at t=0, CPU and GPU times
@@ -16,6 +17,7 @@ pub enum Bundled {
 }
 
 impl Bundled {
+    /// The name reports and errors give it.
     pub fn name(self) -> &'static str {
         match self {
             Bundled::Testbed => "allox-testbed",
@@ -23,6 +25,7 @@ impl Bundled {
         }
     }
 
+    /// The file's text.
     pub fn text(self) -> &'static str {
         match self {
             Bundled::Testbed => include_str!("bundled/eurosys4.2_real.txt"),
@@ -30,6 +33,7 @@ impl Bundled {
         }
     }
 
+    /// The cluster and time unit it runs with.
     pub fn options(self) -> AlloxOptions {
         match self {
             Bundled::Testbed => AlloxOptions {

@@ -28,6 +28,8 @@
 //! assert!(on_gpu(2) && on_gpu(3) && !on_gpu(0) && !on_gpu(1));
 //! ```
 
+#![deny(missing_docs)]
+
 #[cfg(feature = "cli")]
 pub mod bundled;
 #[cfg(feature = "cli")]

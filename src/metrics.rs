@@ -4,12 +4,17 @@
 /// How one job went. Times are absolute seconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobOutcome {
+    /// The job's user index.
     pub user: usize,
+    /// When the job arrived.
     pub arrival: f64,
     /// When the job itself started (after any profiling probes).
     pub start: f64,
+    /// When the job finished.
     pub finish: f64,
+    /// The flavor it ran on, an index into the cluster's flavors.
     pub flavor: usize,
+    /// The slot it ran on, an index over the cluster's slots.
     pub machine: usize,
     /// True run time on the job's fastest flavor: the denominator of its
     /// slowdown.
@@ -20,12 +25,15 @@ pub struct JobOutcome {
 }
 
 impl JobOutcome {
+    /// Job completion time: finish minus arrival.
     pub fn jct(&self) -> f64 {
         self.finish - self.arrival
     }
+    /// Time from arrival to start (probes count as waiting).
     pub fn wait(&self) -> f64 {
         self.start - self.arrival
     }
+    /// Time from start to finish.
     pub fn run(&self) -> f64 {
         self.finish - self.start
     }
@@ -63,14 +71,22 @@ pub fn isolated_time(durations: &[Option<f64>], slots: &[usize], users: usize) -
 /// Points in each flavor's utilisation series.
 pub const SERIES_POINTS: usize = 50;
 
+/// A run's summary over all its jobs; times in seconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metrics {
+    /// Jobs that finished.
     pub jobs: usize,
+    /// Mean job completion time.
     pub avg_jct: f64,
+    /// Mean time from arrival to start.
     pub avg_wait: f64,
+    /// Mean time from start to finish.
     pub avg_run: f64,
+    /// Median job completion time (nearest rank).
     pub p50_jct: f64,
+    /// 95th percentile of job completion time (nearest rank).
     pub p95_jct: f64,
+    /// 99th percentile of job completion time (nearest rank).
     pub p99_jct: f64,
     /// Last finish minus first arrival.
     pub makespan: f64,
@@ -81,10 +97,12 @@ pub struct Metrics {
     pub per_user_jct: Vec<Option<f64>>,
     /// Jain's index over the users' mean slowdowns (users with jobs only).
     pub jain: f64,
+    /// The longest time any job waited to start.
     pub longest_wait: f64,
     /// Finish-time fairness per job, `rho = JCT / isolated`: mean and max.
     /// Above 1, the job did worse than on its own `1/N` share.
     pub rho_mean: f64,
+    /// See [`Metrics::rho_mean`].
     pub rho_max: f64,
     /// Jobs that waited longer than the starvation bound.
     pub starved: usize,

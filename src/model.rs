@@ -47,14 +47,18 @@ pub fn check_seconds(value: f64, what: &str) -> Result<f64, ModelError> {
 /// of it the cluster has.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Flavor {
+    /// Unique within the cluster; inputs refer to the flavor by it.
     pub name: String,
+    /// Single-job slots of this flavor.
     pub slots: usize,
 }
 
 /// A tenant. Fairness compares users, scaled by their weight.
 #[derive(Clone, Debug, PartialEq)]
 pub struct User {
+    /// The name from the input, kept for reports.
     pub name: String,
+    /// Relative share; a finite number > 0.
     pub weight: f64,
 }
 
@@ -78,6 +82,7 @@ pub struct Job {
     pub name: String,
     /// Index into [`Workload::users`].
     pub user: usize,
+    /// Arrival time in seconds from the workload's start.
     pub arrival: f64,
     /// True run time per flavor, indexed like [`Cluster::flavors`].
     pub durations: Vec<Option<f64>>,
@@ -108,8 +113,10 @@ pub fn best_flavor(times: &[Option<f64>], flavors: &[Flavor]) -> Option<(usize, 
         })
 }
 
+/// The flavors a scenario's machines come in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cluster {
+    /// Distinct flavors; a job's per-flavor vectors are indexed like this.
     pub flavors: Vec<Flavor>,
 }
 
@@ -122,6 +129,8 @@ impl Cluster {
         Ok(cluster)
     }
 
+    /// Refuses a repeated flavor name, more than [`MAX_SLOTS`] slots in all, or
+    /// none.
     pub fn validate(&self) -> Result<(), ModelError> {
         let mut total: usize = 0;
         for (i, f) in self.flavors.iter().enumerate() {
@@ -142,10 +151,12 @@ impl Cluster {
         Ok(())
     }
 
+    /// The index of the flavor called `name`.
     pub fn flavor_index(&self, name: &str) -> Option<usize> {
         self.flavors.iter().position(|f| f.name == name)
     }
 
+    /// Slots over all flavors: the number of machines.
     pub fn total_slots(&self) -> usize {
         self.flavors.iter().map(|f| f.slots).sum()
     }
@@ -170,9 +181,12 @@ impl Cluster {
     }
 }
 
+/// The users and their jobs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
+    /// The users, which [`Job::user`] indexes.
     pub users: Vec<User>,
+    /// The jobs, in input order.
     pub jobs: Vec<Job>,
 }
 
@@ -180,7 +194,9 @@ pub struct Workload {
 /// entry per flavor of the cluster.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
+    /// The machines.
     pub cluster: Cluster,
+    /// The jobs and their users.
     pub workload: Workload,
 }
 

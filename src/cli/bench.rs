@@ -172,6 +172,42 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
             "--incremental measures the class solver's kept state: use --solver classes or leave --solver out".into(),
         ));
     }
+    let report = measure_incremental(&args)?;
+    let tolerance = 1e-9 * report.cold_cost.abs().max(1.0);
+    if (report.warm_cost - report.cold_cost).abs() > tolerance {
+        return Err(CliError::Run(format!(
+            "warm cost {} differs from a cold solve's {}",
+            report.warm_cost, report.cold_cost
+        )));
+    }
+    if args.json {
+        print_json(&report)?;
+    } else {
+        print_incremental(&report);
+    }
+    Ok(())
+}
+
+/// What the warm state measured over the events, one entry per event of
+/// each kind.
+#[derive(Default)]
+struct EventTimes {
+    /// Seconds per arrival.
+    arrive: Vec<f64>,
+    /// Seconds per completion that started a job.
+    complete: Vec<f64>,
+    /// Classes settled per arrival.
+    settled: Vec<u64>,
+    /// Moves between flavors relaxed per arrival.
+    relaxed: Vec<u64>,
+    /// Searches run again without the cap, over all arrivals; `None`
+    /// when there were no arrivals.
+    reruns: Option<u64>,
+}
+
+/// Solves the seeded instance cold, replays the events on the warm state,
+/// and solves the remaining jobs cold again to check the warm cost.
+fn measure_incremental(args: &BenchSolverArgs) -> Result<IncrementalReport, CliError> {
     let run = |e: SolveError| CliError::Run(e.to_string());
     let instance =
         random::instance_with_busy(args.jobs, args.machines, args.flavors, args.seed, args.busy);
@@ -183,27 +219,13 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
     let started = Instant::now();
     let mut state = Classes::cold(&instance).map_err(run)?;
     let cold_seconds = started.elapsed().as_secs_f64();
-    let (mut arrive, mut complete) = (Vec::new(), Vec::new());
-    let (mut settled, mut relaxed) = (Vec::new(), Vec::new());
-    let mut reruns = None;
-    for e in 0..args.events {
-        if e % 2 == 0 {
-            let f = args.flavors;
-            let times = &arrivals.times[e * f..(e + 1) * f];
-            let started = Instant::now();
-            let before = state.work();
-            state.add_job(times).map_err(run)?;
-            settled.push(state.work().settled - before.settled);
-            relaxed.push(state.work().relaxed - before.relaxed);
-            *reruns.get_or_insert(0) += state.work().reruns - before.reruns;
-            arrive.push(started.elapsed().as_secs_f64());
-        } else {
-            let started = Instant::now();
-            if state.start_next().is_some() {
-                complete.push(started.elapsed().as_secs_f64());
-            }
-        }
-    }
+    let EventTimes {
+        mut arrive,
+        mut complete,
+        mut settled,
+        mut relaxed,
+        reruns,
+    } = replay_events(&mut state, &arrivals, args).map_err(run)?;
     let (remaining, _) = state.remaining();
     let cold_cost = Classes::cold(&remaining).map_err(run)?.cost();
     let median = |v: &mut Vec<f64>| {
@@ -212,7 +234,7 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
     };
     let max = |v: &Vec<f64>| v.iter().copied().fold(0.0, f64::max);
     let arrival_median_seconds = median(&mut arrive);
-    let report = IncrementalReport {
+    Ok(IncrementalReport {
         jobs: args.jobs,
         machines: args.machines,
         flavors: args.flavors,
@@ -234,52 +256,73 @@ fn incremental(args: BenchSolverArgs) -> Result<(), CliError> {
         warm_cost: state.cost(),
         cold_cost,
         peak_rss_mb: peak_rss_mb(),
-    };
-    let tolerance = 1e-9 * report.cold_cost.abs().max(1.0);
-    if (report.warm_cost - report.cold_cost).abs() > tolerance {
-        return Err(CliError::Run(format!(
-            "warm cost {} differs from a cold solve's {}",
-            report.warm_cost, report.cold_cost
-        )));
+    })
+}
+
+/// Replays `args.events` events on the warm state, timing each: even ones
+/// are arrivals (event `e` adds job `e` of `arrivals`), odd ones
+/// completions.
+fn replay_events(
+    state: &mut Classes,
+    arrivals: &Instance,
+    args: &BenchSolverArgs,
+) -> Result<EventTimes, SolveError> {
+    let mut times = EventTimes::default();
+    for e in 0..args.events {
+        if e % 2 == 0 {
+            let f = args.flavors;
+            let job_times = &arrivals.times[e * f..(e + 1) * f];
+            let started = Instant::now();
+            let before = state.work();
+            state.add_job(job_times)?;
+            times.settled.push(state.work().settled - before.settled);
+            times.relaxed.push(state.work().relaxed - before.relaxed);
+            *times.reruns.get_or_insert(0) += state.work().reruns - before.reruns;
+            times.arrive.push(started.elapsed().as_secs_f64());
+        } else {
+            let started = Instant::now();
+            if state.start_next().is_some() {
+                times.complete.push(started.elapsed().as_secs_f64());
+            }
+        }
     }
-    if args.json {
-        print_json(&report)?;
-    } else {
-        println!(
-            "{} jobs x {} machines x {} flavors, {} warm: arrival median {:.6} s / max {:.6} s ({} arrivals), \
-             completion median {:.6} s / max {:.6} s ({}); cold solve {:.3} s ({:.0}x the median arrival); \
-             warm cost {} = cold cost {}{}",
-            report.jobs,
-            report.machines,
-            report.flavors,
-            report.solver,
-            report.arrival_median_seconds,
-            report.arrival_max_seconds,
-            report.arrivals,
-            report.completion_median_seconds,
-            report.completion_max_seconds,
-            report.completions,
-            report.cold_seconds,
-            report.arrival_speedup,
-            report.warm_cost,
-            report.cold_cost,
-            match (
-                report.arrival_median_settled,
-                report.arrival_max_settled,
-                report.arrival_median_relaxed,
-                report.arrival_max_relaxed,
-            ) {
-                (Some(ms), Some(xs), Some(mr), Some(xr)) => format!(
-                    "; per arrival, classes settled: median {ms}, max {xs}; \
-                     moves between flavors relaxed: median {mr}, max {xr}; \
-                     searches run again without the cap: {}",
-                    report.arrival_reruns.unwrap_or(0)
-                ),
-                _ => String::new(),
-            },
-        );
-    }
-    Ok(())
+    Ok(times)
+}
+
+fn print_incremental(report: &IncrementalReport) {
+    println!(
+        "{} jobs x {} machines x {} flavors, {} warm: arrival median {:.6} s / max {:.6} s ({} arrivals), \
+         completion median {:.6} s / max {:.6} s ({}); cold solve {:.3} s ({:.0}x the median arrival); \
+         warm cost {} = cold cost {}{}",
+        report.jobs,
+        report.machines,
+        report.flavors,
+        report.solver,
+        report.arrival_median_seconds,
+        report.arrival_max_seconds,
+        report.arrivals,
+        report.completion_median_seconds,
+        report.completion_max_seconds,
+        report.completions,
+        report.cold_seconds,
+        report.arrival_speedup,
+        report.warm_cost,
+        report.cold_cost,
+        match (
+            report.arrival_median_settled,
+            report.arrival_max_settled,
+            report.arrival_median_relaxed,
+            report.arrival_max_relaxed,
+        ) {
+            (Some(ms), Some(xs), Some(mr), Some(xr)) => format!(
+                "; per arrival, classes settled: median {ms}, max {xs}; \
+                 moves between flavors relaxed: median {mr}, max {xr}; \
+                 searches run again without the cap: {}",
+                report.arrival_reruns.unwrap_or(0)
+            ),
+            _ => String::new(),
+        },
+    );
 }
 
 /// Solves with the product's solvers through [`solver::solve`], or with an

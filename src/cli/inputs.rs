@@ -20,125 +20,159 @@ fn input(e: io::InputError) -> CliError {
 /// (AlloX's profiling probes last at least one).
 pub(super) fn load(args: &SimulateArgs) -> Result<(String, Scenario, f64), CliError> {
     let Some(path) = &args.workload else {
-        if args.cluster.is_some() {
-            return Err(CliError::Input(
-                "--cluster needs --workload (the bundled workloads bring their own cluster)".into(),
-            ));
-        }
-        let bundled = match args.bundled {
-            BundledArg::Testbed => Bundled::Testbed,
-            BundledArg::Google => Bundled::Google,
-        };
-        let options = allox_options(args, bundled.options());
-        let workload =
-            allox_format::parse(bundled.name(), bundled.text(), &options).map_err(input)?;
-        let scenario = Scenario {
-            cluster: allox_cluster(&options)?,
-            workload,
-        };
-        return Ok((
-            bundled.name().to_string(),
-            scenario,
-            options.seconds_per_unit,
-        ));
+        return load_bundled(args);
     };
     let name = path.display().to_string();
     let text = io::read_text(path).map_err(input)?;
-    let needs_cluster = |what: &str| {
-        args.cluster
-            .as_deref()
-            .ok_or_else(|| CliError::Input(what.into()))
-            .and_then(cluster_file)
-    };
     let scenario = match args.format {
-        Format::Native => {
-            let spec = needs_cluster("a native workload needs --cluster FILE.yaml")?;
-            let workload = io::workload_csv::parse(&name, &text, &spec.cluster, &spec.weights)
-                .map_err(input)?;
-            Scenario {
-                cluster: spec.cluster,
-                workload,
-            }
-        }
-        Format::Gavel => {
-            let cluster = needs_cluster(
-                "--format gavel needs --throughputs FILE.json and --cluster FILE.yaml (flavors named after worker types: v100, p100, k80)",
-            )?
-            .cluster;
-            let table = args.throughputs.as_deref().ok_or_else(|| {
-                CliError::Input("--format gavel needs --throughputs FILE.json".into())
-            })?;
-            let options = GavelOptions {
-                users: args.users,
-                assignment: match args.user_assignment {
-                    UserAssignmentArg::RoundRobin => UserAssignment::RoundRobin,
-                    UserAssignmentArg::Random => UserAssignment::Random { seed: args.seed },
-                },
-                drop_multi_gpu: args.multi_gpu == MultiGpuArg::Drop,
-            };
-            let trace = gavel_format::parse(&name, &text, &throughputs(table)?, &cluster, &options)
-                .map_err(input)?;
-            traced(&name, cluster, trace.workload, trace.dropped_multi_gpu)
-        }
-        Format::Philly => {
-            let cluster = needs_cluster(
-                "--format philly needs --cluster FILE.yaml (gpu and cpu for --philly-times allox; worker types for gavel)",
-            )?
-            .cluster;
-            let table = match (args.philly_times, &args.throughputs) {
-                (PhillyTimesArg::Gavel, Some(path)) => Some(throughputs(path)?),
-                (PhillyTimesArg::Gavel, None) => {
-                    return Err(CliError::Input(
-                        "--philly-times gavel needs --throughputs FILE.json".into(),
-                    ))
-                }
-                (PhillyTimesArg::Allox, _) => None,
-            };
-            let options = PhillyOptions {
-                derivation: match &table {
-                    Some(t) => Derivation::GavelTypes(t),
-                    None => Derivation::AlloxSpeedups {
-                        mean: args.speedup_mean,
-                        sd: args.speedup_sd,
-                    },
-                },
-                seed: args.seed,
-                window: (args.window_start, args.window_end.unwrap_or(f64::INFINITY)),
-                max_jobs: args.max_jobs,
-                load_factor: args.load_factor,
-                drop_multi_gpu: args.multi_gpu == MultiGpuArg::Drop,
-            };
-            let trace = philly_format::parse(&name, &text, &cluster, &options).map_err(input)?;
-            traced(&name, cluster, trace.workload, trace.dropped_multi_gpu)
-        }
+        Format::Native => load_native(args, &name, &text)?,
+        Format::Gavel => load_gavel(args, &name, &text)?,
+        Format::Philly => load_philly(args, &name, &text)?,
         Format::Allox => {
-            if args.cluster.is_some() {
-                return Err(CliError::Input(
-                    "--format allox takes --gpu-slots and --cpu-slots, not --cluster".into(),
-                ));
-            }
-            if args.gpu_slots.is_none() || args.cpu_slots.is_none() {
-                return Err(CliError::Input(
-                    "--format allox needs --gpu-slots N and --cpu-slots N".into(),
-                ));
-            }
-            let options = allox_options(
-                args,
-                AlloxOptions {
-                    gpu_slots: 0,
-                    cpu_slots: 0,
-                    seconds_per_unit: 1.0,
-                },
-            );
-            let workload = allox_format::parse(&name, &text, &options).map_err(input)?;
-            let scenario = Scenario {
-                cluster: allox_cluster(&options)?,
-                workload,
-            };
-            return Ok((name, scenario, options.seconds_per_unit));
+            let (scenario, seconds_per_unit) = load_allox(args, &name, &text)?;
+            return Ok((name, scenario, seconds_per_unit));
         }
     };
     Ok((name, scenario, 1.0))
+}
+
+fn load_bundled(args: &SimulateArgs) -> Result<(String, Scenario, f64), CliError> {
+    if args.cluster.is_some() {
+        return Err(CliError::Input(
+            "--cluster needs --workload (the bundled workloads bring their own cluster)".into(),
+        ));
+    }
+    let bundled = match args.bundled {
+        BundledArg::Testbed => Bundled::Testbed,
+        BundledArg::Google => Bundled::Google,
+    };
+    let options = allox_options(args, bundled.options());
+    let workload = allox_format::parse(bundled.name(), bundled.text(), &options).map_err(input)?;
+    let scenario = Scenario {
+        cluster: allox_cluster(&options)?,
+        workload,
+    };
+    Ok((
+        bundled.name().to_string(),
+        scenario,
+        options.seconds_per_unit,
+    ))
+}
+
+/// The `--cluster` file; without one, an input error saying what the
+/// format needs (`missing`).
+fn needed_cluster(
+    args: &SimulateArgs,
+    missing: &str,
+) -> Result<cluster_yaml::ClusterSpec, CliError> {
+    args.cluster
+        .as_deref()
+        .ok_or_else(|| CliError::Input(missing.into()))
+        .and_then(cluster_file)
+}
+
+fn load_native(args: &SimulateArgs, name: &str, text: &str) -> Result<Scenario, CliError> {
+    let spec = needed_cluster(args, "a native workload needs --cluster FILE.yaml")?;
+    let workload =
+        io::workload_csv::parse(name, text, &spec.cluster, &spec.weights).map_err(input)?;
+    Ok(Scenario {
+        cluster: spec.cluster,
+        workload,
+    })
+}
+
+fn load_gavel(args: &SimulateArgs, name: &str, text: &str) -> Result<Scenario, CliError> {
+    let cluster = needed_cluster(
+        args,
+        "--format gavel needs --throughputs FILE.json and --cluster FILE.yaml (flavors named after worker types: v100, p100, k80)",
+    )?
+    .cluster;
+    let table = args
+        .throughputs
+        .as_deref()
+        .ok_or_else(|| CliError::Input("--format gavel needs --throughputs FILE.json".into()))?;
+    let options = GavelOptions {
+        users: args.users,
+        assignment: match args.user_assignment {
+            UserAssignmentArg::RoundRobin => UserAssignment::RoundRobin,
+            UserAssignmentArg::Random => UserAssignment::Random { seed: args.seed },
+        },
+        drop_multi_gpu: args.multi_gpu == MultiGpuArg::Drop,
+    };
+    let trace =
+        gavel_format::parse(name, text, &throughputs(table)?, &cluster, &options).map_err(input)?;
+    Ok(traced(
+        name,
+        cluster,
+        trace.workload,
+        trace.dropped_multi_gpu,
+    ))
+}
+
+fn load_philly(args: &SimulateArgs, name: &str, text: &str) -> Result<Scenario, CliError> {
+    let cluster = needed_cluster(
+        args,
+        "--format philly needs --cluster FILE.yaml (gpu and cpu for --philly-times allox; worker types for gavel)",
+    )?
+    .cluster;
+    let table = match (args.philly_times, &args.throughputs) {
+        (PhillyTimesArg::Gavel, Some(path)) => Some(throughputs(path)?),
+        (PhillyTimesArg::Gavel, None) => {
+            return Err(CliError::Input(
+                "--philly-times gavel needs --throughputs FILE.json".into(),
+            ))
+        }
+        (PhillyTimesArg::Allox, _) => None,
+    };
+    let options = PhillyOptions {
+        derivation: match &table {
+            Some(t) => Derivation::GavelTypes(t),
+            None => Derivation::AlloxSpeedups {
+                mean: args.speedup_mean,
+                sd: args.speedup_sd,
+            },
+        },
+        seed: args.seed,
+        window: (args.window_start, args.window_end.unwrap_or(f64::INFINITY)),
+        max_jobs: args.max_jobs,
+        load_factor: args.load_factor,
+        drop_multi_gpu: args.multi_gpu == MultiGpuArg::Drop,
+    };
+    let trace = philly_format::parse(name, text, &cluster, &options).map_err(input)?;
+    Ok(traced(
+        name,
+        cluster,
+        trace.workload,
+        trace.dropped_multi_gpu,
+    ))
+}
+
+/// The scenario and the seconds in one time unit of the file.
+fn load_allox(args: &SimulateArgs, name: &str, text: &str) -> Result<(Scenario, f64), CliError> {
+    if args.cluster.is_some() {
+        return Err(CliError::Input(
+            "--format allox takes --gpu-slots and --cpu-slots, not --cluster".into(),
+        ));
+    }
+    if args.gpu_slots.is_none() || args.cpu_slots.is_none() {
+        return Err(CliError::Input(
+            "--format allox needs --gpu-slots N and --cpu-slots N".into(),
+        ));
+    }
+    let options = allox_options(
+        args,
+        AlloxOptions {
+            gpu_slots: 0,
+            cpu_slots: 0,
+            seconds_per_unit: 1.0,
+        },
+    );
+    let workload = allox_format::parse(name, text, &options).map_err(input)?;
+    let scenario = Scenario {
+        cluster: allox_cluster(&options)?,
+        workload,
+    };
+    Ok((scenario, options.seconds_per_unit))
 }
 
 fn cluster_file(path: &Path) -> Result<cluster_yaml::ClusterSpec, CliError> {

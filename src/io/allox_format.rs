@@ -17,15 +17,20 @@ use super::{parse_seconds, within_bound, InputError};
 use crate::model::{Cluster, Flavor, Job, ModelError, User, Workload};
 use std::collections::{HashMap, HashSet};
 
+/// How to read an AlloX input: its cluster and its time unit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AlloxOptions {
+    /// Slots of the `gpu` flavor.
     pub gpu_slots: usize,
+    /// Slots of the `cpu` flavor.
     pub cpu_slots: usize,
     /// Seconds per time unit of the file (1 for seconds, 60 for minutes).
     pub seconds_per_unit: f64,
 }
 
+/// Index of the `gpu` flavor in [`cluster`] and in every job's vectors.
 pub const GPU: usize = 0;
+/// Index of the `cpu` flavor in [`cluster`] and in every job's vectors.
 pub const CPU: usize = 1;
 
 /// The two-flavor cluster of AlloX's simulator; refused past
@@ -43,6 +48,8 @@ pub fn cluster(options: &AlloxOptions) -> Result<Cluster, ModelError> {
     ])
 }
 
+/// Reads an AlloX input; errors name the line. Jobs get the two flavors of
+/// [`cluster`], in [`GPU`] and [`CPU`] order.
 pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload, InputError> {
     // Editors on Windows start UTF-8 files with a byte-order mark; the CSV
     // and YAML readers skip it too.
@@ -59,87 +66,32 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
     let unit = options.seconds_per_unit;
 
     while let Some((line, head)) = lines.next() {
-        let at = |m: String| InputError::at(file, Some(line), m);
-        let f: Vec<&str> = head.split_whitespace().collect();
-        if f.len() != 5 {
-            return Err(at(format!(
-                "expected '<numStages> <jobId> <numIterations> <arrival> <queueName>', found {} fields",
-                f.len()
-            )));
-        }
-        if f[0] != "1" {
-            return Err(at(format!(
-                "only single-stage jobs are supported, found {} stages",
-                f[0]
-            )));
-        }
-        let name = f[1].to_string();
-        if !seen_ids.insert(name.clone()) {
-            return Err(at(format!("job id '{name}' appears twice")));
-        }
-        let arrival = within_bound(
-            parse_seconds(f[3], "arrival").map_err(at)? * unit,
-            "arrival",
-            f[3],
-        )
-        .map_err(at)?;
-        let user = *user_index.entry(f[4].to_string()).or_insert_with(|| {
+        let (name, arrival, queue) = read_job_line(file, line, head, unit, &mut seen_ids)?;
+        let user = *user_index.entry(queue.to_string()).or_insert_with(|| {
             users.push(User {
-                name: f[4].to_string(),
+                name: queue.to_string(),
                 weight: 1.0,
             });
             users.len() - 1
         });
-
-        let (line, stage) = lines
-            .next()
-            .ok_or_else(|| at(format!("job {name}: missing its stage line")))?;
-        let at = |m: String| InputError::at(file, Some(line), m);
-        let s: Vec<&str> = stage.split_whitespace().collect();
-        if s.len() != 9 && s.len() != 11 {
-            return Err(at(format!(
-                "expected a stage line of 9 or 11 fields, found {}",
-                s.len()
-            )));
-        }
-        if s[8] != "1" {
-            return Err(at(format!(
-                "only single-task stages are supported, found {} tasks",
-                s[8]
-            )));
-        }
-        let cpu = within_bound(
-            parse_seconds(s[4], "cpuTime").map_err(at)? * unit,
-            "cpuTime",
-            s[4],
-        )
-        .map_err(at)?;
-        let gpu = within_bound(
-            parse_seconds(s[7], "gpuTime").map_err(at)? * unit,
-            "gpuTime",
-            s[7],
-        )
-        .map_err(at)?;
-        let mut durations = vec![None; 2];
-        durations[GPU] = Some(gpu);
-        durations[CPU] = Some(cpu);
-        let mut estimates = vec![None; 2];
-        if s.len() == 11 {
-            let err = |text: &str, what: &str| -> Result<f64, InputError> {
-                text.parse::<f64>()
-                    .ok()
-                    .filter(|e| e.is_finite() && *e > -1.0)
-                    .ok_or_else(|| at(format!("{what}: '{text}' must be a number > -1")))
-            };
-            let cpu_est = cpu * (1.0 + err(s[9], "cpuErr")?);
-            let gpu_est = gpu * (1.0 + err(s[10], "gpuErr")?);
-            estimates[CPU] = Some(within_bound(cpu_est, "cpuTime with cpuErr", s[9]).map_err(at)?);
-            estimates[GPU] = Some(within_bound(gpu_est, "gpuTime with gpuErr", s[10]).map_err(at)?);
-        }
-
-        let (line, edges) = lines
-            .next()
-            .ok_or_else(|| at(format!("job {name}: missing its edge count")))?;
+        let (line, stage) = lines.next().ok_or_else(|| {
+            InputError::at(
+                file,
+                Some(line),
+                format!("job {name}: missing its stage line"),
+            )
+        })?;
+        let StageTimes {
+            durations,
+            estimates,
+        } = read_stage_line(file, line, stage, unit)?;
+        let (line, edges) = lines.next().ok_or_else(|| {
+            InputError::at(
+                file,
+                Some(line),
+                format!("job {name}: missing its edge count"),
+            )
+        })?;
         if edges != "0" {
             return Err(InputError::at(
                 file,
@@ -156,6 +108,105 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
         });
     }
     Ok(Workload { users, jobs })
+}
+
+/// A job's first line: its id (recorded in `seen_ids`, refused if already
+/// there), its arrival in seconds, and its queue.
+fn read_job_line<'a>(
+    file: &str,
+    line: usize,
+    head: &'a str,
+    unit: f64,
+    seen_ids: &mut HashSet<String>,
+) -> Result<(String, f64, &'a str), InputError> {
+    let at = |m: String| InputError::at(file, Some(line), m);
+    let f: Vec<&str> = head.split_whitespace().collect();
+    if f.len() != 5 {
+        return Err(at(format!(
+            "expected '<numStages> <jobId> <numIterations> <arrival> <queueName>', found {} fields",
+            f.len()
+        )));
+    }
+    if f[0] != "1" {
+        return Err(at(format!(
+            "only single-stage jobs are supported, found {} stages",
+            f[0]
+        )));
+    }
+    let name = f[1].to_string();
+    if !seen_ids.insert(name.clone()) {
+        return Err(at(format!("job id '{name}' appears twice")));
+    }
+    let arrival = within_bound(
+        parse_seconds(f[3], "arrival").map_err(at)? * unit,
+        "arrival",
+        f[3],
+    )
+    .map_err(at)?;
+    Ok((name, arrival, f[4]))
+}
+
+/// A job's times per flavor, indexed by [`GPU`] and [`CPU`].
+struct StageTimes {
+    /// Seconds.
+    durations: Vec<Option<f64>>,
+    /// Seconds, when the stage line gives errors; `None` otherwise.
+    estimates: Vec<Option<f64>>,
+}
+
+/// A job's stage line.
+fn read_stage_line(
+    file: &str,
+    line: usize,
+    stage: &str,
+    unit: f64,
+) -> Result<StageTimes, InputError> {
+    let at = |m: String| InputError::at(file, Some(line), m);
+    let s: Vec<&str> = stage.split_whitespace().collect();
+    if s.len() != 9 && s.len() != 11 {
+        return Err(at(format!(
+            "expected a stage line of 9 or 11 fields, found {}",
+            s.len()
+        )));
+    }
+    if s[8] != "1" {
+        return Err(at(format!(
+            "only single-task stages are supported, found {} tasks",
+            s[8]
+        )));
+    }
+    let cpu = within_bound(
+        parse_seconds(s[4], "cpuTime").map_err(at)? * unit,
+        "cpuTime",
+        s[4],
+    )
+    .map_err(at)?;
+    let gpu = within_bound(
+        parse_seconds(s[7], "gpuTime").map_err(at)? * unit,
+        "gpuTime",
+        s[7],
+    )
+    .map_err(at)?;
+    let mut durations = vec![None; 2];
+    durations[GPU] = Some(gpu);
+    durations[CPU] = Some(cpu);
+    let mut estimates = vec![None; 2];
+    if s.len() == 11 {
+        let err = |text: &str, what: &str| -> Result<f64, InputError> {
+            text.parse::<f64>()
+                .ok()
+                .filter(|e| e.is_finite() && *e > -1.0)
+                .ok_or_else(|| at(format!("{what}: '{text}' must be a number > -1")))
+        };
+        let cpu_est = cpu * (1.0 + err(s[9], "cpuErr")?);
+        let gpu_est = gpu * (1.0 + err(s[10], "gpuErr")?);
+        estimates[CPU] = Some(within_bound(cpu_est, "cpuTime with cpuErr", s[9]).map_err(at)?);
+        estimates[GPU] = Some(within_bound(gpu_est, "gpuTime with gpuErr", s[10]).map_err(at)?);
+    }
+    Ok(StageTimes {
+        durations,
+        estimates,
+    })
 }
 
 #[cfg(test)]

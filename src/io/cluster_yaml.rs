@@ -40,10 +40,13 @@ struct UserEntry {
 /// A cluster and the user weights it declares.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClusterSpec {
+    /// The flavors, in file order.
     pub cluster: Cluster,
+    /// Weights of the users the file lists, by name; others weigh 1.
     pub weights: Vec<(String, f64)>,
 }
 
+/// Reads a cluster file; errors name the line where the YAML reader knows it.
 pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
     let parsed: ClusterFile = serde_yaml_ng::from_str(text).map_err(|e| {
         let line = e.location().map(|l| l.line());
@@ -127,6 +130,8 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
     })
 }
 
+/// Whether `name` may name a flavor: non-empty ASCII letters, digits, `-`, `_`
+/// and `.`.
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name

@@ -35,6 +35,7 @@ pub struct Throughputs {
 }
 
 impl Throughputs {
+    /// The worker types the table has figures for, sorted.
     pub fn worker_types(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.by_worker.keys().map(String::as_str).collect();
         names.sort_unstable();
@@ -58,6 +59,8 @@ impl Throughputs {
         types
     }
 
+    /// Isolated steps per second of `job_type` on `scale` GPUs of `worker`, if
+    /// the table has a figure above 0.
     pub fn steps_per_second(&self, worker: &str, job_type: &str, scale: u32) -> Option<f64> {
         self.by_worker
             .get(worker)?
@@ -120,13 +123,21 @@ fn parse_job_key(key: &str) -> Option<(String, u32)> {
 /// How jobs get users.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UserAssignment {
+    /// Job `i` of the trace (after drops) goes to user `i mod users`.
     RoundRobin,
-    Random { seed: u64 },
+    /// Each job goes to a user drawn uniformly.
+    Random {
+        /// Seed of the draws.
+        seed: u64,
+    },
 }
 
+/// How to read a Gavel trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GavelOptions {
+    /// How many users to deal the jobs to (at least 1).
     pub users: usize,
+    /// How jobs are dealt to users.
     pub assignment: UserAssignment,
     /// Skip jobs with a scale factor above 1 instead of refusing the trace.
     pub drop_multi_gpu: bool,
@@ -135,10 +146,13 @@ pub struct GavelOptions {
 /// A parsed trace, and how many multi-GPU jobs were dropped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GavelTrace {
+    /// The jobs, with users `user0`, `user1`, ...
     pub workload: Workload,
+    /// Multi-GPU jobs left out.
     pub dropped_multi_gpu: usize,
 }
 
+/// Reads a trace against the throughput table; errors name the line.
 pub fn parse(
     file: &str,
     text: &str,
@@ -149,20 +163,7 @@ pub fn parse(
     if options.users == 0 {
         return Err(InputError::at(file, None, "--users must be at least 1"));
     }
-    let known = throughputs.worker_types();
-    for f in &cluster.flavors {
-        if !known.contains(&f.name.as_str()) {
-            return Err(InputError::at(
-                file,
-                None,
-                format!(
-                    "the cluster's flavor '{}' is not a worker type of the throughput table ({})",
-                    f.name,
-                    known.join(", ")
-                ),
-            ));
-        }
-    }
+    check_flavors(file, throughputs, cluster)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut rng = match options.assignment {
         UserAssignment::Random { seed } => Some(StdRng::seed_from_u64(seed)),
@@ -177,76 +178,20 @@ pub fn parse(
             continue;
         }
         let at = |m: String| InputError::at(file, Some(line_no), m);
-        let f: Vec<&str> = line.split('\t').collect();
-        let (job_type, steps, scale, arrival) = match f.len() {
-            10 => (f[0], f[5], f[6], f[9]),
-            7 => (f[0], f[4], f[6], f[5]),
-            n => {
-                return Err(at(format!(
-                    "expected 10 tab-separated fields (Gavel's format) or 7 (its older msr format), found {n}"
-                )))
-            }
-        };
-        let number = |text: &str, what: &str| -> Result<f64, InputError> {
-            let v: f64 = text
-                .trim()
-                .parse()
-                .map_err(|_| at(format!("{what} '{text}' is not a number")))?;
-            if v.is_finite() && v >= 0.0 {
-                Ok(v)
-            } else {
-                Err(at(format!("{what} '{text}' must be a finite number >= 0")))
-            }
-        };
-        let steps = number(steps, "total_steps")?;
-        let scale_value = number(scale, "scale_factor")?;
-        let arrival =
-            super::within_bound(number(arrival, "arrival_time")?, "arrival_time", arrival)
-                .map_err(at)?;
-        if arrival < last_arrival {
-            return Err(at(format!(
-                "arrival_time {arrival} goes back in time (the line before arrives at {last_arrival})"
-            )));
-        }
-        last_arrival = arrival;
-        if scale_value.fract() != 0.0 || scale_value < 1.0 {
-            return Err(at(format!(
-                "scale_factor '{scale}' must be a whole number >= 1"
-            )));
-        }
-        let scale = scale_value as u32;
-        if scale > 1 {
+        let line = read_line(line, last_arrival).map_err(at)?;
+        // A dropped line still sets the time the next one may not precede.
+        last_arrival = line.arrival;
+        if line.scale > 1 {
             if options.drop_multi_gpu {
                 dropped += 1;
                 continue;
             }
             return Err(at(format!(
-                "job '{job_type}' uses {scale} GPUs; only single-GPU jobs are modelled (--multi-gpu drop skips them)"
+                "job '{}' uses {} GPUs; only single-GPU jobs are modelled (--multi-gpu drop skips them)",
+                line.job_type, line.scale
             )));
         }
-        if !throughputs.knows(job_type, scale) {
-            return Err(at(format!(
-                "job type '{job_type}' (scale factor {scale}) is not in the throughput table"
-            )));
-        }
-        let durations: Vec<Option<f64>> = cluster
-            .flavors
-            .iter()
-            .map(|flavor| {
-                throughputs
-                    .steps_per_second(&flavor.name, job_type, scale)
-                    .map(|tput| steps / tput)
-            })
-            .collect();
-        for d in durations.iter().flatten() {
-            super::within_bound(*d, "run time (total_steps / throughput)", &format!("{d}"))
-                .map_err(at)?;
-        }
-        if !durations.iter().any(Option::is_some) {
-            return Err(at(format!(
-                "job type '{job_type}' has no throughput on any of the cluster's flavors"
-            )));
-        }
+        let durations = run_times(&line, throughputs, cluster).map_err(at)?;
         let user = match rng.as_mut() {
             Some(rng) => rng.gen_range(0..options.users),
             None => jobs.len() % options.users,
@@ -254,7 +199,7 @@ pub fn parse(
         jobs.push(Job {
             name: format!("line{line_no}"),
             user,
-            arrival,
+            arrival: line.arrival,
             estimates: vec![None; durations.len()],
             durations,
         });
@@ -266,6 +211,122 @@ pub fn parse(
         workload: Workload { users, jobs },
         dropped_multi_gpu: dropped,
     })
+}
+
+/// Refuses a cluster with a flavor the throughput table does not name.
+fn check_flavors(
+    file: &str,
+    throughputs: &Throughputs,
+    cluster: &Cluster,
+) -> Result<(), InputError> {
+    let known = throughputs.worker_types();
+    for f in &cluster.flavors {
+        if !known.contains(&f.name.as_str()) {
+            return Err(InputError::at(
+                file,
+                None,
+                format!(
+                    "the cluster's flavor '{}' is not a worker type of the throughput table ({})",
+                    f.name,
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The fields of one trace line that the workload uses.
+struct TraceLine<'a> {
+    job_type: &'a str,
+    total_steps: f64,
+    /// GPUs the job uses (at least 1).
+    scale: u32,
+    /// Seconds from the trace's start.
+    arrival: f64,
+}
+
+/// One non-blank line, checked against the arrival of the line before.
+/// Errors are the message only, for the caller to place at the line.
+fn read_line(line: &str, last_arrival: f64) -> Result<TraceLine<'_>, String> {
+    let f: Vec<&str> = line.split('\t').collect();
+    let (job_type, steps, scale, arrival) = match f.len() {
+        10 => (f[0], f[5], f[6], f[9]),
+        7 => (f[0], f[4], f[6], f[5]),
+        n => {
+            return Err(format!(
+                "expected 10 tab-separated fields (Gavel's format) or 7 (its older msr format), found {n}"
+            ))
+        }
+    };
+    let number = |text: &str, what: &str| -> Result<f64, String> {
+        let v: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| format!("{what} '{text}' is not a number"))?;
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("{what} '{text}' must be a finite number >= 0"))
+        }
+    };
+    let total_steps = number(steps, "total_steps")?;
+    let scale_value = number(scale, "scale_factor")?;
+    let arrival = super::within_bound(number(arrival, "arrival_time")?, "arrival_time", arrival)?;
+    if arrival < last_arrival {
+        return Err(format!(
+            "arrival_time {arrival} goes back in time (the line before arrives at {last_arrival})"
+        ));
+    }
+    if scale_value.fract() != 0.0 || scale_value < 1.0 {
+        return Err(format!(
+            "scale_factor '{scale}' must be a whole number >= 1"
+        ));
+    }
+    Ok(TraceLine {
+        job_type,
+        total_steps,
+        scale: scale_value as u32,
+        arrival,
+    })
+}
+
+/// The line's run time on each of the cluster's flavors, `None` where the
+/// table has no throughput for its job type.
+fn run_times(
+    line: &TraceLine<'_>,
+    throughputs: &Throughputs,
+    cluster: &Cluster,
+) -> Result<Vec<Option<f64>>, String> {
+    let TraceLine {
+        job_type,
+        total_steps,
+        scale,
+        ..
+    } = *line;
+    if !throughputs.knows(job_type, scale) {
+        return Err(format!(
+            "job type '{job_type}' (scale factor {scale}) is not in the throughput table"
+        ));
+    }
+    let durations: Vec<Option<f64>> = cluster
+        .flavors
+        .iter()
+        .map(|flavor| {
+            throughputs
+                .steps_per_second(&flavor.name, job_type, scale)
+                .map(|tput| total_steps / tput)
+        })
+        .collect();
+    for d in durations.iter().flatten() {
+        super::within_bound(*d, "run time (total_steps / throughput)", &format!("{d}"))?;
+    }
+    if !durations.iter().any(Option::is_some) {
+        return Err(format!(
+            "job type '{job_type}' has no throughput on any of the cluster's flavors"
+        ));
+    }
+    Ok(durations)
 }
 
 #[cfg(test)]

@@ -21,16 +21,27 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
 use std::fmt::Write;
 
+/// The knobs of a synthetic workload; see the module's description.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GenerateOptions {
+    /// Number of users.
     pub users: usize,
+    /// Jobs each user submits.
     pub jobs_per_user: usize,
+    /// Offered load: work arriving per second (each job's time on its fastest
+    /// flavor) over the cluster's slots; 0 puts every arrival at 0.
     pub load: f64,
+    /// Shortest run time on the first flavor, in seconds.
     pub min_duration: f64,
+    /// Longest run time on the first flavor, in seconds.
     pub max_duration: f64,
+    /// Smallest per-user slowdown factor on the other flavors.
     pub min_slowdown: f64,
+    /// Largest per-user slowdown factor on the other flavors.
     pub max_slowdown: f64,
+    /// Sigma of the log-normal variation of each job around its user's factor.
     pub spread: f64,
+    /// Seed of every random draw.
     pub seed: u64,
 }
 

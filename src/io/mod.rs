@@ -12,14 +12,19 @@ use crate::model::{check_seconds, MAX_SECONDS};
 use std::fmt;
 use std::path::Path;
 
+/// An input file that could not be read, and where.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputError {
+    /// The file's name as the user gave it.
     pub file: String,
+    /// 1-based line number, where one applies.
     pub line: Option<usize>,
+    /// What is wrong.
     pub message: String,
 }
 
 impl InputError {
+    /// An error in `file`, at `line` if given.
     pub fn at(file: &str, line: Option<usize>, message: impl Into<String>) -> Self {
         InputError {
             file: file.to_string(),

@@ -38,28 +38,45 @@ pub const REFERENCE_WORKER: &str = "v100";
 /// AlloX's bounds on a job's CPU-over-GPU time.
 pub const SPEEDUP_BOUNDS: (f64, f64) = (0.7, 60.0);
 
+/// How a job's per-flavor run times are derived from its one trace duration.
 #[derive(Clone, Debug)]
 pub enum Derivation<'a> {
+    /// Draw a Gavel job type per job, with times from this throughput table.
     GavelTypes(&'a Throughputs),
-    AlloxSpeedups { mean: f64, sd: f64 },
+    /// AlloX's: a `cpu` time of the duration times a drawn speedup.
+    AlloxSpeedups {
+        /// Mean of the normal distribution of speedups.
+        mean: f64,
+        /// Its standard deviation.
+        sd: f64,
+    },
 }
 
+/// How to read the Philly trace.
 #[derive(Clone, Debug)]
 pub struct PhillyOptions<'a> {
+    /// Where per-flavor run times come from.
     pub derivation: Derivation<'a>,
+    /// Seed of the derivation's draws.
     pub seed: u64,
     /// Keep jobs arriving in `[start, end)` seconds after the first; their
     /// arrivals then count from `start`.
     pub window: (f64, f64),
+    /// Keep at most this many jobs (the first, after the window).
     pub max_jobs: Option<usize>,
     /// Arrivals are divided by this (above 1 compresses them: more load).
     pub load_factor: f64,
+    /// Skip jobs on more than one GPU instead of refusing the trace.
     pub drop_multi_gpu: bool,
 }
 
+/// A parsed trace, and how many multi-GPU jobs were dropped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhillyTrace {
+    /// The jobs; users are the trace's virtual clusters, in order of first
+    /// appearance.
     pub workload: Workload,
+    /// Multi-GPU jobs left out.
     pub dropped_multi_gpu: usize,
 }
 
@@ -92,18 +109,55 @@ fn parse_timestamp(text: &str) -> Option<f64> {
         .then(|| (days_from_civil(*y, *mo, *da) * 86_400 + h * 3600 + mi * 60 + s) as f64)
 }
 
+/// One job line of the trace, kept until the lines are sorted by time.
+struct TraceRow {
+    /// Seconds since the Unix epoch.
+    timestamp: f64,
+    line_no: usize,
+    /// Run time in seconds on the trace's own GPUs.
+    duration: f64,
+    virtual_cluster: String,
+}
+
+/// Reads the trace for `cluster`; errors name the line.
 pub fn parse(
     file: &str,
     text: &str,
     cluster: &Cluster,
     options: &PhillyOptions<'_>,
 ) -> Result<PhillyTrace, InputError> {
-    let whole = |m: String| InputError::at(file, None, m);
     if !(options.load_factor.is_finite() && options.load_factor > 0.0) {
-        return Err(whole("--load-factor must be a finite number > 0".into()));
+        return Err(InputError::at(
+            file,
+            None,
+            "--load-factor must be a finite number > 0",
+        ));
     }
     let names: Vec<&str> = cluster.flavors.iter().map(|f| f.name.as_str()).collect();
-    let job_types: Vec<(String, f64)> = match &options.derivation {
+    let job_types = check_derivation(file, &names, &options.derivation)?;
+    let (mut rows, dropped) = read_rows(file, text, options.drop_multi_gpu)?;
+    rows.sort_by(|a, b| {
+        a.timestamp
+            .total_cmp(&b.timestamp)
+            .then(a.line_no.cmp(&b.line_no))
+    });
+    let workload = build_workload(file, rows, &names, &job_types, options)?;
+    Ok(PhillyTrace {
+        workload,
+        dropped_multi_gpu: dropped,
+    })
+}
+
+/// Refuses a derivation the cluster cannot take; for Gavel's, returns the
+/// job types to draw from with their steps per second on the reference
+/// worker (empty for AlloX's).
+fn check_derivation(
+    file: &str,
+    names: &[&str],
+    derivation: &Derivation<'_>,
+) -> Result<Vec<(String, f64)>, InputError> {
+    let whole = |m: String| InputError::at(file, None, m);
+    match derivation {
         Derivation::GavelTypes(table) => {
             let known = table.worker_types();
             if let Some(bad) = names.iter().find(|n| !known.contains(n)) {
@@ -117,7 +171,7 @@ pub fn parse(
                     "the throughput table has no job type on worker type '{REFERENCE_WORKER}'"
                 )));
             }
-            types
+            Ok(types)
         }
         Derivation::AlloxSpeedups { mean, sd } => {
             if names != ["gpu", "cpu"] && names != ["cpu", "gpu"] {
@@ -130,10 +184,18 @@ pub fn parse(
                     "--speedup-mean and --speedup-sd must be finite, sd >= 0".into(),
                 ));
             }
-            Vec::new()
+            Ok(Vec::new())
         }
-    };
+    }
+}
 
+/// The header, then every job line in file order, and how many multi-GPU
+/// lines were dropped.
+fn read_rows(
+    file: &str,
+    text: &str,
+    drop_multi_gpu: bool,
+) -> Result<(Vec<TraceRow>, usize), InputError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines().enumerate();
     match lines.next() {
@@ -146,92 +208,97 @@ pub fn parse(
             ))
         }
     }
-    // (arrival, line, duration, cluster id)
-    let mut rows: Vec<(f64, usize, f64, String)> = Vec::new();
+    let mut rows = Vec::new();
     let mut dropped = 0;
     for (i, line) in lines {
         let line_no = i + 1;
         if line.trim().is_empty() {
             continue;
         }
-        let at = |m: String| InputError::at(file, Some(line_no), m);
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        if f.len() != 5 {
-            return Err(at(format!(
-                "expected 5 comma-separated fields, found {}",
-                f.len()
-            )));
+        match read_row(file, line_no, line, drop_multi_gpu)? {
+            Some(row) => rows.push(row),
+            None => dropped += 1,
         }
-        let ts = parse_timestamp(f[0])
-            .ok_or_else(|| at(format!("timestamp '{}' is not YYYY-MM-DD HH:MM:SS", f[0])))?;
-        let duration = super::parse_seconds(f[1], "duration").map_err(at)?;
-        let gpus: u32 = f[2]
-            .parse()
-            .ok()
-            .filter(|&g| g >= 1)
-            .ok_or_else(|| at(format!("num_gpus '{}' is not a whole number >= 1", f[2])))?;
-        if gpus > 1 {
-            if options.drop_multi_gpu {
-                dropped += 1;
-                continue;
-            }
-            return Err(at(format!(
-                "the job uses {gpus} GPUs; only single-GPU jobs are modelled (--multi-gpu drop skips them)"
-            )));
-        }
-        if f[4].is_empty() {
-            return Err(at("the cluster (user) field is empty".into()));
-        }
-        rows.push((ts, line_no, duration, f[4].to_string()));
     }
-    rows.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let first = rows.first().map_or(0.0, |r| r.0);
+    Ok((rows, dropped))
+}
+
+/// One non-blank job line; `None` for a multi-GPU job being dropped.
+fn read_row(
+    file: &str,
+    line_no: usize,
+    line: &str,
+    drop_multi_gpu: bool,
+) -> Result<Option<TraceRow>, InputError> {
+    let at = |m: String| InputError::at(file, Some(line_no), m);
+    let f: Vec<&str> = line.split(',').map(str::trim).collect();
+    if f.len() != 5 {
+        return Err(at(format!(
+            "expected 5 comma-separated fields, found {}",
+            f.len()
+        )));
+    }
+    let timestamp = parse_timestamp(f[0])
+        .ok_or_else(|| at(format!("timestamp '{}' is not YYYY-MM-DD HH:MM:SS", f[0])))?;
+    let duration = super::parse_seconds(f[1], "duration").map_err(at)?;
+    let gpus: u32 = f[2]
+        .parse()
+        .ok()
+        .filter(|&g| g >= 1)
+        .ok_or_else(|| at(format!("num_gpus '{}' is not a whole number >= 1", f[2])))?;
+    if gpus > 1 {
+        if drop_multi_gpu {
+            return Ok(None);
+        }
+        return Err(at(format!(
+            "the job uses {gpus} GPUs; only single-GPU jobs are modelled (--multi-gpu drop skips them)"
+        )));
+    }
+    if f[4].is_empty() {
+        return Err(at("the cluster (user) field is empty".into()));
+    }
+    Ok(Some(TraceRow {
+        timestamp,
+        line_no,
+        duration,
+        virtual_cluster: f[4].to_string(),
+    }))
+}
+
+/// The jobs of the time-sorted rows inside the window, up to the cap, with
+/// derived run times; one random stream serves them all in order, so a
+/// seed gives the same workload.
+fn build_workload(
+    file: &str,
+    rows: Vec<TraceRow>,
+    names: &[&str],
+    job_types: &[(String, f64)],
+    options: &PhillyOptions<'_>,
+) -> Result<Workload, InputError> {
+    let first = rows.first().map_or(0.0, |r| r.timestamp);
     let (start, end) = options.window;
     let mut rng = StdRng::seed_from_u64(options.seed);
     let mut users: Vec<User> = Vec::new();
     let mut user_of: HashMap<String, usize> = HashMap::new();
     let mut jobs = Vec::new();
-    for (ts, line_no, duration, vc) in rows {
-        let offset = ts - first;
+    for row in rows {
+        let offset = row.timestamp - first;
         if offset < start || offset >= end {
             continue;
         }
         if options.max_jobs.is_some_and(|n| jobs.len() >= n) {
             break;
         }
+        let line_no = row.line_no;
         let at = |m: String| InputError::at(file, Some(line_no), m);
-        let durations: Vec<Option<f64>> = match &options.derivation {
-            Derivation::GavelTypes(table) => {
-                let (job_type, reference) = &job_types[rng.gen_range(0..job_types.len())];
-                let steps = duration * reference;
-                names
-                    .iter()
-                    .map(|w| table.steps_per_second(w, job_type, 1).map(|t| steps / t))
-                    .collect()
-            }
-            Derivation::AlloxSpeedups { mean, sd } => {
-                let normal = Normal::new(*mean, *sd).map_err(|e| at(e.to_string()))?;
-                let (lo, hi) = SPEEDUP_BOUNDS;
-                let mut speedup = normal.sample(&mut rng);
-                for _ in 0..1000 {
-                    if (lo..=hi).contains(&speedup) {
-                        break;
-                    }
-                    speedup = normal.sample(&mut rng);
-                }
-                let speedup = speedup.clamp(lo, hi);
-                names
-                    .iter()
-                    .map(|&n| {
-                        Some(if n == "gpu" {
-                            duration
-                        } else {
-                            duration * speedup
-                        })
-                    })
-                    .collect()
-            }
-        };
+        let durations = derive_durations(
+            &options.derivation,
+            job_types,
+            names,
+            row.duration,
+            &mut rng,
+        )
+        .map_err(at)?;
         for d in durations.iter().flatten() {
             super::within_bound(*d, "derived run time", &format!("{d}")).map_err(at)?;
         }
@@ -247,6 +314,7 @@ pub fn parse(
             &format!("{arrival}"),
         )
         .map_err(at)?;
+        let vc = row.virtual_cluster;
         let user = *user_of.entry(vc.clone()).or_insert_with(|| {
             users.push(User::new(vc, 1.0).expect("weight 1 is valid"));
             users.len() - 1
@@ -259,9 +327,49 @@ pub fn parse(
             durations,
         });
     }
-    Ok(PhillyTrace {
-        workload: Workload { users, jobs },
-        dropped_multi_gpu: dropped,
+    Ok(Workload { users, jobs })
+}
+
+/// A job's run time on each flavor (`None` where it cannot run) from its
+/// trace duration, drawing its job type or speedup from `rng`.
+fn derive_durations(
+    derivation: &Derivation<'_>,
+    job_types: &[(String, f64)],
+    names: &[&str],
+    duration: f64,
+    rng: &mut StdRng,
+) -> Result<Vec<Option<f64>>, String> {
+    Ok(match derivation {
+        Derivation::GavelTypes(table) => {
+            let (job_type, reference) = &job_types[rng.gen_range(0..job_types.len())];
+            let steps = duration * reference;
+            names
+                .iter()
+                .map(|w| table.steps_per_second(w, job_type, 1).map(|t| steps / t))
+                .collect()
+        }
+        Derivation::AlloxSpeedups { mean, sd } => {
+            let normal = Normal::new(*mean, *sd).map_err(|e| e.to_string())?;
+            let (lo, hi) = SPEEDUP_BOUNDS;
+            let mut speedup = normal.sample(rng);
+            for _ in 0..1000 {
+                if (lo..=hi).contains(&speedup) {
+                    break;
+                }
+                speedup = normal.sample(rng);
+            }
+            let speedup = speedup.clamp(lo, hi);
+            names
+                .iter()
+                .map(|&n| {
+                    Some(if n == "gpu" {
+                        duration
+                    } else {
+                        duration * speedup
+                    })
+                })
+                .collect()
+        }
     })
 }
 

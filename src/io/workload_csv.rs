@@ -9,6 +9,8 @@ use super::{parse_seconds, InputError};
 use crate::model::{Cluster, Job, User, Workload};
 use std::collections::{HashMap, HashSet};
 
+/// Reads a native workload for `cluster`; `weights` give listed users a weight,
+/// others weigh 1. Errors name the line.
 pub fn parse(
     file: &str,
     text: &str,

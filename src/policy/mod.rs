@@ -17,7 +17,9 @@ use std::fmt;
 pub struct PendingJob {
     /// Caller's handle, echoed back in [`Start`].
     pub id: usize,
+    /// The job's user, an index into [`View::user_weights`].
     pub user: usize,
+    /// When the job arrived, in absolute seconds.
     pub arrival: f64,
     /// Estimated run time per flavor; `None` = cannot run there.
     pub estimates: Vec<Option<f64>>,
@@ -26,30 +28,42 @@ pub struct PendingJob {
 /// A job already running on a machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunningJob {
+    /// Caller's handle, as [`PendingJob::id`] was while it waited.
     pub id: usize,
+    /// The job's user, an index into [`View::user_weights`].
     pub user: usize,
+    /// The machine it runs on, an index into [`View::machines`].
     pub machine: usize,
+    /// When it started, in absolute seconds.
     pub started: f64,
+    /// Estimated run time per flavor; `None` = cannot run there.
     pub estimates: Vec<Option<f64>>,
 }
 
 /// One slot of one flavor.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MachineView {
+    /// The machine's flavor, an index into [`View::flavors`].
     pub flavor: usize,
     /// When the machine is expected to be free (absolute time); `<= now`
     /// when idle. For a busy machine this is an estimate and may be past.
     pub free_at: f64,
+    /// Nothing runs on it now.
     pub idle: bool,
 }
 
 /// What a policy sees at one decision point.
 #[derive(Clone, Debug)]
 pub struct View<'a> {
+    /// The time of the decision, in absolute seconds.
     pub now: f64,
+    /// The cluster's flavors; [`MachineView::flavor`] indexes them.
     pub flavors: &'a [Flavor],
+    /// Every slot of the cluster; [`Start::machine`] indexes them.
     pub machines: &'a [MachineView],
+    /// Jobs waiting to start.
     pub pending: &'a [PendingJob],
+    /// Jobs running now.
     pub running: &'a [RunningJob],
     /// Weight per user index.
     pub user_weights: &'a [f64],
@@ -59,6 +73,7 @@ pub struct View<'a> {
 }
 
 impl View<'_> {
+    /// The indices into [`View::machines`] of the idle machines.
     pub fn idle_machines(&self) -> impl Iterator<Item = usize> + '_ {
         self.machines
             .iter()
@@ -116,7 +131,9 @@ pub fn job_share(view: &View<'_>, estimates: &[Option<f64>], flavor: usize) -> f
 /// Start pending job `job` (a [`PendingJob::id`]) on `machine` now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Start {
+    /// The job to start, a [`PendingJob::id`].
     pub job: usize,
+    /// Where, an index into [`View::machines`].
     pub machine: usize,
 }
 
@@ -148,6 +165,7 @@ pub trait Policy {
 /// A policy could not decide. Callers leave every job pending.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PolicyError {
+    /// The solver failed on the policy's instance.
     Solver(SolveError),
     /// A parameter out of its range (alpha, stickiness).
     Parameter(String),

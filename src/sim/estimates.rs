@@ -9,6 +9,7 @@ use rand_distr::{Distribution, Normal};
 /// sigma cannot produce zero or negative run times.
 pub const ESTIMATE_FLOOR: f64 = 0.01;
 
+/// Where the run times a policy is told come from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EstimateSource {
     /// The input's estimate columns; the true duration where a cell is
@@ -18,7 +19,12 @@ pub enum EstimateSource {
     /// most `MAX_SECONDS`,
     /// drawn per job and flavor from a generator seeded with `seed`, in
     /// workload order. Sigma 0 gives exact estimates.
-    RelativeError { sigma: f64, seed: u64 },
+    RelativeError {
+        /// Standard deviation of the relative error.
+        sigma: f64,
+        /// Seed of the error generator.
+        seed: u64,
+    },
 }
 
 impl EstimateSource {

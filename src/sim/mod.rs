@@ -35,6 +35,7 @@ pub const ALLOX_PROBES: [f64; 2] = [0.01, 0.02];
 /// do not replace an input's estimates.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Profiling {
+    /// No probes: jobs are schedulable on arrival.
     Off,
     /// One probe per flavor the job can use, `PROBE_FRACTION` of its
     /// length (1% and 2% back to back on one slot); the job is schedulable
@@ -45,12 +46,15 @@ pub enum Profiling {
     /// unit of the input); jobs that arrive together become schedulable
     /// together, when the last probe of the group is done.
     Allox {
+        /// Seconds a probe lasts at least.
         min_probe: f64,
     },
 }
 
+/// How a simulation runs, apart from the policy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimOptions {
+    /// What the policy is told of each job's run times.
     pub estimates: EstimateSource,
     /// Profile every job on every flavor it can use before it is scheduled.
     pub profile: Profiling,
@@ -60,6 +64,7 @@ pub struct SimOptions {
     pub job_overhead: f64,
 }
 
+/// What a simulation produced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimOutcome {
     /// One outcome per workload job, in workload order.
@@ -71,34 +76,44 @@ pub struct SimOutcome {
     /// Wall time the policy spent deciding: in all, and the longest single
     /// decision. Measured, so it varies between runs.
     pub decision_seconds: f64,
+    /// See [`SimOutcome::decision_seconds`].
     pub decision_seconds_max: f64,
 }
 
+/// Why a simulation stopped before every job finished.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SimError {
+    /// The policy could not decide.
     Policy(PolicyError),
     /// The policy answered with a start that breaks the rules.
     InvalidStart {
+        /// The start the policy asked for.
         start: Start,
+        /// The rule it breaks.
         why: &'static str,
     },
     /// Jobs are waiting, nothing runs, and the policy starts nothing.
     Stalled {
+        /// Simulated time of the stall.
         time: f64,
+        /// Jobs waiting then.
         waiting: usize,
     },
     /// A job can run on no flavor that has slots.
     Unrunnable {
+        /// The job's name from the input.
         job: String,
     },
     /// The scenario breaks the model's bounds ([`Scenario::validate`]).
     Invalid(String),
     /// The policy asked to preempt a job that is not running.
     InvalidPreemption {
+        /// The id the policy gave, a [`crate::policy::RunningJob::id`].
         job: usize,
     },
     /// The clock ran past [`MAX_CLOCK`], where seconds lose precision.
     ClockOverflow {
+        /// Simulated time when it did.
         time: f64,
     },
 }

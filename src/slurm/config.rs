@@ -9,10 +9,13 @@ use crate::solver::SolverKind;
 /// Whom fairness compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FairshareBy {
+    /// Each user is one party.
     User,
+    /// Each account is one party: its users share its service.
     Account,
 }
 
+/// The plugin's settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// AlloX's fairness knob, in (0, 1].
@@ -28,6 +31,7 @@ pub struct Config {
     /// keeps its matching between plans, but only without stickiness:
     /// with it, every solve is `fast`'s.
     pub solver: SolverKind,
+    /// Whether users or accounts are the parties fairness compares.
     pub fairshare_by: FairshareBy,
     /// CPUs per CPU slot; 0 = what the jobs ask for.
     pub cpus_per_slot: u32,
@@ -84,6 +88,8 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Whether the plugin manages `partition` (all of them when none are
+    /// listed).
     pub fn manages(&self, partition: &str) -> bool {
         self.partitions.is_empty() || self.partitions.iter().any(|p| p == partition)
     }

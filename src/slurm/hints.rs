@@ -15,8 +15,10 @@
 pub const MAX_COMMENT_BYTES: usize = 4096;
 /// Estimates above this (a year) are rejected as typos.
 pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+/// The prefix a job's comment gives its hint after.
 pub const MARKER: &str = "fairmatch:";
 
+/// What a job's comment said about its run times.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Hint {
     /// `(flavor, seconds)` in the order given; a flavor given twice keeps
@@ -29,6 +31,7 @@ pub struct Hint {
 }
 
 impl Hint {
+    /// The hint's seconds for `flavor`, the last one given.
     pub fn estimate(&self, flavor: &str) -> Option<f64> {
         self.estimates
             .iter()

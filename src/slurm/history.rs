@@ -5,8 +5,11 @@
 
 use std::collections::HashMap;
 
+/// Jobs (user, name, partition) remembered at most; the least recently used go
+/// first.
 pub const MAX_ENTRIES: usize = 10_000;
 
+/// Mean run times of finished jobs, by user, job name and partition.
 #[derive(Clone, Debug, Default)]
 pub struct History {
     entries: HashMap<(String, String, String), Entry>,
@@ -21,6 +24,8 @@ struct Entry {
 }
 
 impl History {
+    /// Adds a finished job's run time in seconds; a negative or non-finite one
+    /// is ignored.
     pub fn record(&mut self, user: &str, name: &str, partition: &str, seconds: f64) {
         if !(seconds.is_finite() && seconds >= 0.0) {
             return;
@@ -48,16 +53,19 @@ impl History {
         e.touched = clock;
     }
 
+    /// The mean run time in seconds of the jobs recorded under this key.
     pub fn mean(&self, user: &str, name: &str, partition: &str) -> Option<f64> {
         self.entries
             .get(&(user.to_string(), name.to_string(), partition.to_string()))
             .map(|e| e.mean)
     }
 
+    /// Keys remembered.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// No key is remembered.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -52,9 +52,13 @@ fn configure(allox: &mut Allox, config: &Config) {
 /// Where an estimate came from, for the reason a user sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// The user's hint in the job's comment.
     Hint,
+    /// The job's time limit.
     TimeLimit,
+    /// The mean of earlier runs of the same job.
     History,
+    /// The configured default run time.
     Default,
 }
 
@@ -73,6 +77,8 @@ impl Source {
     }
 }
 
+/// Plans which pending Slurm jobs start where, cycle after cycle, with AlloX
+/// over the snapshot's slots.
 pub struct Planner {
     config: Config,
     /// Kept across plans: it remembers the previous plan for stickiness.
@@ -104,6 +110,7 @@ pub const MIN_PLANNED_SECONDS: f64 = 1.0;
 const MAX_USERS: usize = 10_000;
 
 impl Planner {
+    /// A planner with no history and no previous plan.
     pub fn new(config: Config) -> Self {
         Planner {
             policy: policy_for(&config),
@@ -117,6 +124,7 @@ impl Planner {
         }
     }
 
+    /// The settings it plans with.
     pub fn config(&self) -> &Config {
         &self.config
     }

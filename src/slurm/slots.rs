@@ -17,22 +17,28 @@ use crate::model::Flavor;
 /// One slot: a place for one job on one node.
 #[derive(Clone, Debug)]
 pub struct Slot {
+    /// The partition's flavor, an index into [`SlotModel::flavors`].
     pub flavor: usize,
+    /// The node, an index into [`super::snapshot::Snapshot::nodes`].
     pub node: usize,
+    /// The slot is one GPU (else a share of a node's CPUs).
     pub gpu: bool,
 }
 
 /// Flavors and slots built from a snapshot's partitions and nodes.
 pub struct SlotModel {
+    /// One flavor per managed partition that offers slots, named after it.
     pub flavors: Vec<Flavor>,
     /// Per flavor: its nodes have GPUs.
     pub gpu_flavor: Vec<bool>,
     /// Per flavor: the nodes that offer it slots now.
     pub flavor_nodes: Vec<Vec<usize>>,
+    /// Every slot the plan may fill now.
     pub slots: Vec<Slot>,
 }
 
 impl SlotModel {
+    /// Builds the slots the snapshot's managed partitions offer now.
     pub fn build(config: &Config, snap: &Snapshot) -> SlotModel {
         let slot_cpus = if config.cpus_per_slot > 0 {
             config.cpus_per_slot
@@ -89,6 +95,7 @@ impl SlotModel {
         }
     }
 
+    /// The index of the flavor for partition `name`.
     pub fn flavor_index(&self, name: &str) -> Option<usize> {
         self.flavors.iter().position(|f| f.name == name)
     }

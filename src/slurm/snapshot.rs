@@ -2,9 +2,12 @@
 //! values, and what the planner hands back. Times are seconds since the
 //! epoch as `f64`.
 
+/// A node of the cluster, as slurmctld knows it this cycle.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeInfo {
+    /// Slurm's node name.
     pub name: String,
+    /// Configured CPUs.
     pub cpus: u32,
     /// The node's configured GRES string, e.g. `gpu:2` or `gpu:a100:4`.
     pub gres: String,
@@ -12,6 +15,7 @@ pub struct NodeInfo {
     pub available: bool,
     /// CPUs and GPUs held by running jobs the plan does not model.
     pub foreign_cpus: u32,
+    /// GPUs held by running jobs the plan does not model.
     pub foreign_gpus: u32,
     /// Held back from this time on for an unmodelled job (multi-node, say)
     /// that Slurm's will-run test placed here: the plan leaves it alone.
@@ -46,8 +50,10 @@ impl NodeInfo {
     }
 }
 
+/// A partition the plugin may start jobs in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PartitionInfo {
+    /// Slurm's partition name.
     pub name: String,
     /// Indices into [`Snapshot::nodes`].
     pub nodes: Vec<usize>,
@@ -55,27 +61,36 @@ pub struct PartitionInfo {
     pub schedulable: bool,
 }
 
+/// A pending or running job, as slurmctld knows it this cycle.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobInfo {
+    /// Slurm's job id.
     pub job_id: u32,
     /// Pending array tasks this record stands for; 1 for a plain job.
     pub tasks: u32,
+    /// The user's name.
     pub user: String,
+    /// The Slurm account the job is charged to.
     pub account: String,
+    /// The job's name, which runtime history is kept under.
     pub name: String,
+    /// The job's comment, where users give runtime hints.
     pub comment: String,
     /// The job's time limit in seconds, if it has one.
     pub time_limit: Option<f64>,
     /// Pending jobs: the partitions Slurm's limits let it start in now.
     /// Running jobs: the partitions it was submitted to.
     pub partitions: Vec<String>,
+    /// CPUs the job asked for.
     pub cpus: u32,
     /// The job itself asked for one GPU: only GPU partitions will do.
     pub needs_gpu: bool,
     /// Fair-share shares (sacctmgr's `Fairshare=`) of the job's user and
     /// account associations, where accounting has them.
     pub user_shares: Option<f64>,
+    /// See [`JobInfo::user_shares`].
     pub account_shares: Option<f64>,
+    /// Submit time.
     pub submit: f64,
     /// Pending jobs: the nodes it may use (`--exclude`, `--nodelist`,
     /// `--constraint`, reservations), as indices into [`Snapshot::nodes`].
@@ -101,25 +116,39 @@ pub enum Checked {
     Blocked,
 }
 
+/// Where and since when a running job runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placement {
+    /// The partition it started in.
     pub partition: String,
+    /// The node it runs on.
     pub node: String,
+    /// Start time.
     pub start: f64,
 }
 
+/// A job that finished, recorded in the runtime history.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FinishedJob {
+    /// The user's name.
     pub user: String,
+    /// The job's name.
     pub name: String,
+    /// The partition it ran in.
     pub partition: String,
+    /// Its run time in seconds.
     pub seconds: f64,
 }
 
+/// Everything one scheduling cycle plans from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Snapshot {
+    /// The time of the copy.
     pub now: f64,
+    /// The nodes that [`PartitionInfo::nodes`] and [`JobInfo::usable_nodes`]
+    /// index.
     pub nodes: Vec<NodeInfo>,
+    /// The partitions, with their nodes.
     pub partitions: Vec<PartitionInfo>,
     /// Pending jobs the plugin manages, each [`Checked`] as far as the
     /// cycle needed: only the runnable ones are planned.
@@ -130,12 +159,16 @@ pub struct Snapshot {
     pub finished: Vec<FinishedJob>,
 }
 
+/// What to do with one pending job.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// Start now in `partition` on `node`, with `gpus` GPUs.
     Start {
+        /// The partition to start it in.
         partition: String,
+        /// The node to start it on.
         node: String,
+        /// GPUs to give it: 1 on a GPU slot, 0 on a CPU slot.
         gpus: u32,
     },
     /// Stay pending.
@@ -149,9 +182,11 @@ pub struct Outcome {
     pub job_id: u32,
     /// The job that runs (an array task has its own id), or the refusal.
     pub result: Result<u32, Refusal>,
+    /// When Slurm answered.
     pub at: f64,
 }
 
+/// Why Slurm refused a start.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
     /// Slurm's words (`QOSGrpGRES`, `Licenses`, `Resources`, ...).
@@ -160,9 +195,12 @@ pub struct Refusal {
     pub busy: bool,
 }
 
+/// The planner's verdict on one pending job.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decision {
+    /// The job, as in [`JobInfo::job_id`].
     pub job_id: u32,
+    /// Start it or leave it pending.
     pub action: Action,
     /// Shown to the user as the job's reason while it waits; empty keeps
     /// the reason Slurm gave.

@@ -42,10 +42,13 @@ use std::collections::BTreeSet;
 /// A pending record as the window ranks it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ranked {
+    /// How far Slurm's checks of the record got.
     pub checked: Checked,
     /// Array tasks it stands for: each is a job to the matching.
     pub tasks: u32,
+    /// Slurm's job id.
     pub job_id: u32,
+    /// Submit time, in seconds since the epoch.
     pub arrival: f64,
     /// The fairness group (user or account); 0 for all when every user is
     /// eligible.

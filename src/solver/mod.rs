@@ -21,16 +21,22 @@ pub mod oracle;
 
 use std::fmt;
 
+/// One machine of an [`Instance`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Machine {
+    /// Its flavor, below [`Instance::flavors`].
     pub flavor: usize,
     /// `a_m`: how long until the machine is free, from now. 0 when idle.
     pub free_in: f64,
 }
 
+/// One matching problem: jobs to place in order on machines, minimising
+/// the summed [`Instance::cost`]s.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Instance {
+    /// Number of flavors: the width of a row of [`Instance::times`].
     pub flavors: usize,
+    /// The machines; [`Slot::machine`] indexes them.
     pub machines: Vec<Machine>,
     /// `r_j` per job, relative to now (so usually `<= 0`).
     pub releases: Vec<f64>,
@@ -44,10 +50,12 @@ pub struct Instance {
 }
 
 impl Instance {
+    /// Number of jobs.
     pub fn jobs(&self) -> usize {
         self.releases.len()
     }
 
+    /// `p_jf`: the run time of `job` on `flavor`; `None` = forbidden.
     pub fn time(&self, job: usize, flavor: usize) -> Option<f64> {
         self.times[job * self.flavors + flavor]
     }
@@ -152,14 +160,19 @@ impl Instance {
 /// A job's place: `position` 1 is the last job to run on `machine`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slot {
+    /// Index into [`Instance::machines`].
     pub machine: usize,
+    /// 1 for the last job to run on the machine, 2 for the one before, and so
+    /// on.
     pub position: usize,
 }
 
+/// A placement of every job.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Solution {
     /// One slot per job, in job order.
     pub slots: Vec<Slot>,
+    /// The summed [`Instance::cost`] of every job's slot.
     pub objective: f64,
 }
 
@@ -179,15 +192,23 @@ impl Solution {
     }
 }
 
+/// Why an instance could not be solved.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SolveError {
     /// The instance's vectors disagree in length, or hold a negative or
     /// non-finite number.
     Shape,
     /// This job may use no flavor that has a machine.
-    Unplaceable { job: usize },
+    Unplaceable {
+        /// Index of the job in the instance.
+        job: usize,
+    },
     /// The reference solver was asked for more than it can hold.
-    TooLarge { cells: u128 },
+    TooLarge {
+        /// How big the problem is, in the solver's own measure (cost-matrix
+        /// cells, or assignments to try).
+        cells: u128,
+    },
 }
 
 impl fmt::Display for SolveError {

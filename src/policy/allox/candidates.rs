@@ -22,6 +22,7 @@ pub enum CandidateRule {
 }
 
 impl CandidateRule {
+    /// The rule's name, as labels show it.
     pub fn name(self) -> &'static str {
         match self {
             CandidateRule::Shortest => "shortest",

@@ -34,13 +34,17 @@ use super::{
 };
 use crate::solver::{self, Instance, Machine, SolverKind};
 
+/// AlloX (Le et al., EuroSys 2020): each decision starts jobs by a min-cost
+/// matching of the least-served users' jobs to machine positions.
 #[derive(Clone, Debug)]
 pub struct Allox {
     alpha: f64,
     /// AlloX's `N_max`: solve over at most this many of the eligible jobs,
     /// chosen by `candidate_rule`. `None` = no cap.
     pub max_candidates: Option<usize>,
+    /// How the cap on candidates picks them.
     pub candidate_rule: CandidateRule,
+    /// The solver of each decision's matching.
     pub solver: SolverKind,
     /// Seconds of total JCT a re-plan must gain to move a job off the
     /// machine the previous plan gave it. 0 (AlloX) re-plans freely; a
@@ -81,16 +85,19 @@ impl Allox {
         })
     }
 
+    /// The fairness knob, in (0, 1].
     pub fn alpha(&self) -> f64 {
         self.alpha
     }
 
+    /// Sets the fairness knob; refuses a value outside (0, 1].
     pub fn set_alpha(&mut self, alpha: f64) -> Result<(), PolicyError> {
         check_alpha(alpha)?;
         self.alpha = alpha;
         Ok(())
     }
 
+    /// Sets [`Allox::stickiness`]; refuses a negative or non-finite value.
     pub fn set_stickiness(&mut self, seconds: f64) -> Result<(), PolicyError> {
         check_stickiness(seconds)?;
         self.stickiness = seconds;
@@ -134,6 +141,10 @@ impl Policy for Allox {
         }
     }
 
+    // One function on purpose: each start updates `idle`, `free_in`,
+    // `scores`, `left` and the plan that the next choice reads, and
+    // `continue 'start` resumes the choice from there; split up, all of that
+    // state would travel through every step on each scheduling event.
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
         self.check()?;
         let mut idle: Vec<bool> = view.machines.iter().map(|m| m.idle).collect();

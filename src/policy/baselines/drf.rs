@@ -22,6 +22,7 @@ use crate::ordered::TotalF64 as Total;
 /// Within a user: (length for shortest first, else 0; arrival; id).
 type Key = (Total, Total, usize);
 
+/// How DRF orders and places each user's jobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
     /// Arrival order within a user, every job on the GPU.
@@ -30,18 +31,23 @@ pub enum Variant {
     ShortestFirst,
 }
 
+/// Dominant resource fairness over the flavors: the user with the smallest
+/// dominant share starts a job next.
 #[derive(Clone, Debug)]
 pub struct Drf {
+    /// How jobs are ordered and placed within a user.
     pub variant: Variant,
 }
 
 impl Drf {
+    /// DRF with [`Variant::Fifo`].
     pub fn fifo() -> Self {
         Drf {
             variant: Variant::Fifo,
         }
     }
 
+    /// DRF with [`Variant::ShortestFirst`].
     pub fn sjf() -> Self {
         Drf {
             variant: Variant::ShortestFirst,

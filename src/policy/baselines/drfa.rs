@@ -22,6 +22,7 @@ use super::{
     by_arrival, progressive_filling, IdleByFlavor, PendingJob, Policy, PolicyError, Start, View,
 };
 
+/// AlloX's DRFA baseline; see the module's description.
 #[derive(Clone, Debug, Default)]
 pub struct Drfa;
 

@@ -9,6 +9,7 @@
 use super::drf::slots_in_use;
 use super::{by_fastest, flavors_by_speed, IdleByFlavor, Policy, PolicyError, Start, View};
 
+/// Equal share; see the module's description.
 #[derive(Clone, Debug, Default)]
 pub struct EqualShare;
 

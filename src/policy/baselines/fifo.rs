@@ -5,6 +5,7 @@
 
 use super::{by_arrival, Policy, PolicyError, Start, View};
 
+/// First come, first served; see the module's description.
 #[derive(Clone, Debug, Default)]
 pub struct Fifo;
 

@@ -24,9 +24,11 @@ use crate::model::Flavor;
 #[derive(Clone, Debug, Default)]
 pub struct FinishTimeFairness;
 
+/// Finish-time fairness, reallocated every round.
 pub type Ftf = RoundBased<FinishTimeFairness>;
 
 impl Ftf {
+    /// Finish-time fairness with rounds of `round` seconds.
     pub fn new(round: f64) -> Self {
         RoundBased::with(FinishTimeFairness, round)
     }

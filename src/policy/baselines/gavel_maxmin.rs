@@ -16,9 +16,11 @@ use crate::model::Flavor;
 #[derive(Clone, Debug, Default)]
 pub struct MaxMin;
 
+/// Gavel's max-min fairness, reallocated every round.
 pub type GavelMaxMin = RoundBased<MaxMin>;
 
 impl GavelMaxMin {
+    /// Gavel's max-min fairness with rounds of `round` seconds.
     pub fn new(round: f64) -> Self {
         RoundBased::with(MaxMin, round)
     }

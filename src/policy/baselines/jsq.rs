@@ -6,6 +6,7 @@
 
 use super::{by_arrival, Policy, PolicyError, Start, View};
 
+/// Join the shortest queue; see the module's description.
 #[derive(Clone, Debug, Default)]
 pub struct Jsq;
 

@@ -47,7 +47,10 @@ use good_lp::{constraint, variable, Expression, ProblemVariables, Solution, Solv
 /// The LP's answer: the level `t`, and `x[j][f]` per job.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Allocation {
+    /// The level `t` every job's normalised throughput reaches.
     pub level: f64,
+    /// `x[j][f]`: job `j`'s share of time on flavor `f`, indexed like the jobs
+    /// and the flavors.
     pub shares: Vec<Vec<f64>>,
 }
 

@@ -33,18 +33,23 @@ pub const ROUND_SECONDS: f64 = 360.0;
 /// A job the round's allocation covers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ActiveJob {
+    /// The job's [`crate::policy::PendingJob::id`].
     pub id: usize,
     /// Run time per flavor for the work it has left.
     pub left: Vec<Option<f64>>,
     /// Run time per flavor for all of its work, and when it arrived.
     pub full: Vec<Option<f64>>,
+    /// When it arrived, in absolute seconds.
     pub arrival: f64,
 }
 
 /// What a round-based policy optimises: the shares `x[j][f]` of the
 /// active jobs.
 pub trait Allocator {
+    /// A short label for tables, as [`crate::policy::Policy::label`].
     fn label(&self) -> String;
+    /// The shares `x[j][f]`, one row per job of `jobs`, over `flavors`, at time
+    /// `now`.
     fn allocate(
         &self,
         now: f64,
@@ -57,7 +62,9 @@ pub trait Allocator {
 /// places.
 #[derive(Clone, Debug)]
 pub struct RoundBased<A> {
+    /// What the rounds allocate by.
     pub allocator: A,
+    /// Round length in seconds.
     pub round: f64,
     /// When the current round ends; `None` before the first.
     round_end: Option<f64>,
@@ -76,6 +83,7 @@ pub struct RoundBased<A> {
 }
 
 impl<A: Allocator> RoundBased<A> {
+    /// A round-based policy over `allocator`, with rounds of `round` seconds.
     pub fn with(allocator: A, round: f64) -> Self {
         RoundBased {
             allocator,

@@ -7,6 +7,7 @@
 use super::{by_fastest, IdleByFlavor, Policy, PolicyError, Start, View};
 use crate::model::best_flavor;
 
+/// Shortest job first; see the module's description.
 #[derive(Clone, Debug, Default)]
 pub struct Sjf;
 

@@ -11,6 +11,7 @@ use super::{
 };
 use crate::ordered::TotalF64;
 
+/// Shortest remaining processing time; see the module's description.
 #[derive(Clone, Debug, Default)]
 pub struct Srpt;
 

@@ -16,6 +16,8 @@ use super::{
     RunningJob, Start, View,
 };
 
+/// Tiresias's discretised two-dimensional least attained service: jobs drop to
+/// lower-priority queues as their service grows.
 #[derive(Clone, Debug)]
 pub struct Tiresias {
     /// Attained service (slot-seconds) where a job drops to the next queue,
@@ -36,6 +38,8 @@ impl Default for Tiresias {
 }
 
 impl Tiresias {
+    /// Tiresias with queue boundaries at `thresholds` seconds of service,
+    /// ascending.
     pub fn new(thresholds: Vec<f64>) -> Self {
         Tiresias {
             thresholds,

@@ -362,6 +362,10 @@ impl Classes {
     /// jobs that crossed flavors change sets (moves within a flavor are
     /// implied by the order); the path's classes, the only ones whose
     /// members changed, find their bounds and file their new jobs.
+    // One function on purpose: it runs once per augmentation, and its
+    // scratch buffers (`path`, `runs`, `fix`) are taken from `self` once and
+    // handed back at the end, so each step reuses their allocations and
+    // reads the path the step before built.
     fn apply(&mut self, last: usize) {
         let nf = self.flavors.len();
         let (fi, k) = (last % nf, last / nf);

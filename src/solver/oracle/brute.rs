@@ -10,6 +10,8 @@ use crate::solver::{Instance, Slot, Solution, SolveError};
 /// too fast to be useful beyond it.
 pub const MAX_JOBS: usize = 9;
 
+/// Solves `inst` by trying every assignment; refuses more than [`MAX_JOBS`]
+/// jobs.
 pub fn solve(inst: &Instance) -> Result<Solution, SolveError> {
     inst.validate()?;
     let n = inst.jobs();

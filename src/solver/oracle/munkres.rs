@@ -9,6 +9,8 @@ use munkres::{solve_assignment, WeightMatrix};
 /// Refuse matrices above this many cells (8 bytes each): 2^28 cells is 2 GiB.
 pub const MAX_CELLS: u128 = 1 << 28;
 
+/// Solves `inst` exactly with the Hungarian method; refuses more than
+/// [`MAX_CELLS`] cells.
 pub fn solve(inst: &Instance) -> Result<Solution, SolveError> {
     inst.validate()?;
     let n = inst.jobs();

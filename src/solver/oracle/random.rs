@@ -11,6 +11,8 @@ use rand::{Rng, SeedableRng};
 /// The fraction of machines [`instance`] draws busy.
 pub const DEFAULT_BUSY: f64 = 0.25;
 
+/// A seeded random instance of `jobs` jobs on `machines` machines of `flavors`
+/// flavors, [`DEFAULT_BUSY`] of them busy.
 pub fn instance(jobs: usize, machines: usize, flavors: usize, seed: u64) -> Instance {
     assert!(
         flavors >= 1 && machines >= flavors,
