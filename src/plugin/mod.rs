@@ -27,12 +27,15 @@ use std::path::Path;
 // The symbols Slurm's plugin loader reads. plugin_name and plugin_type are
 // char arrays, as in C plugins; plugin_version must equal the running
 // slurmctld's SLURM_VERSION_NUMBER or the load is refused.
+/// The plugin's description, as `scontrol show config` prints it.
 #[no_mangle]
 #[used]
 pub static plugin_name: [u8; 46] = *b"fairmatch: fair heterogeneity-aware scheduler\0";
+/// `SchedulerType=sched/fairmatch` selects this plugin.
 #[no_mangle]
 #[used]
 pub static plugin_type: [u8; 16] = *b"sched/fairmatch\0";
+/// The Slurm release the plugin was built against; any other is refused.
 #[no_mangle]
 #[used]
 pub static plugin_version: u32 = raw::SLURM_VERSION_NUMBER;
@@ -127,6 +130,7 @@ fn describe(c: &Config) -> String {
     )
 }
 
+/// Slurm loads the plugin: starts the shim's agent thread.
 #[no_mangle]
 pub extern "C" fn init() -> i32 {
     guarded("init", -1, || {
@@ -136,12 +140,15 @@ pub extern "C" fn init() -> i32 {
     })
 }
 
+/// Slurm unloads the plugin: stops and joins the agent thread.
 #[no_mangle]
 pub extern "C" fn fini() {
     // SAFETY: the shim stops and joins its agent thread.
     guarded("fini", (), || unsafe { raw::fairmatch_shim_fini() })
 }
 
+/// `scontrol reconfigure`: the agent rereads fairmatch.conf at its next
+/// cycle, outside slurmctld's locks.
 #[no_mangle]
 pub extern "C" fn sched_p_reconfig() -> i32 {
     // SAFETY: the shim only flags its agent; it waits for nothing.
@@ -287,6 +294,7 @@ pub unsafe extern "C" fn fairmatch_rs_observe(outcomes: *const raw::fm_outcome_t
     })
 }
 
+/// The agent stops: the planner and what it learned are dropped.
 #[no_mangle]
 pub extern "C" fn fairmatch_rs_shutdown() {
     guarded("shutdown", (), || *STATE.lock() = None)

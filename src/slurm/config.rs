@@ -61,11 +61,13 @@ pub struct Config {
 /// of them, as they would anyway. `MaxCandidates=0` lifts it.
 pub const DEFAULT_MAX_CANDIDATES: usize = 200;
 
-/// `IntervalMs`, `EventPollMs` and `LockHoldMs` when fairmatch.conf does not
-/// set them. Written only here: the C shim's agent starts from them too,
+/// `IntervalMs` when fairmatch.conf does not set it. This and the two
+/// below are written only here: the C shim's agent starts from them too,
 /// through `fairmatch_rs_defaults` (src/plugin/mod.rs).
 pub const DEFAULT_INTERVAL_MS: u32 = 500;
+/// `EventPollMs` when fairmatch.conf does not set it.
 pub const DEFAULT_EVENT_POLL_MS: u32 = 50;
+/// `LockHoldMs` when fairmatch.conf does not set it.
 pub const DEFAULT_LOCK_HOLD_MS: u32 = 5;
 
 impl Default for Config {
