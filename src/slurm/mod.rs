@@ -4,6 +4,7 @@
 //! only converts C structs to these types and back.
 
 pub mod config;
+mod estimates;
 pub mod hints;
 pub mod history;
 pub mod planner;

@@ -14,12 +14,13 @@
 //! [`RETRY_AFTER`] seconds, so its slot goes to someone else.
 
 use super::config::{Config, FairshareBy};
+use super::estimates::{self, Estimates, Source};
 use super::hints::{self, Hint};
 use super::history::History;
 use super::reasons;
 use super::slots::SlotModel;
 use super::snapshot::{Action, Checked, Decision, FinishedJob, JobInfo, Outcome, Snapshot};
-use super::view::SnapshotView;
+use super::view::{PlanMemory, SnapshotView};
 use super::window::{self, Ranked};
 use crate::policy::allox::Allox;
 use crate::policy::decision_loop::{self, NamedService};
@@ -49,34 +50,6 @@ fn configure(allox: &mut Allox, config: &Config) {
     }
 }
 
-/// Where an estimate came from, for the reason a user sees.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// The user's hint in the job's comment.
-    Hint,
-    /// The job's time limit.
-    TimeLimit,
-    /// The mean of earlier runs of the same job.
-    History,
-    /// The configured default run time.
-    Default,
-}
-
-/// A job's estimate per flavor of the slot model, and where each came
-/// from; `None` where it may not run.
-pub type Estimates = Vec<Option<(f64, Source)>>;
-
-impl Source {
-    pub(super) fn label(self) -> &'static str {
-        match self {
-            Source::Hint => "hint",
-            Source::TimeLimit => "time limit",
-            Source::History => "history",
-            Source::Default => "default",
-        }
-    }
-}
-
 /// Plans which pending Slurm jobs start where, cycle after cycle, with AlloX
 /// over the snapshot's slots.
 pub struct Planner {
@@ -100,11 +73,7 @@ pub struct Planner {
     service: NamedService,
 }
 
-/// The least time a job is planned to hold its slot. Slurm counts whole
-/// seconds and a launch takes a fraction of one; and to the matching a
-/// zero-length job costs nothing wherever it waits, so a queue of them
-/// would be started one per cycle instead of one per free slot.
-pub const MIN_PLANNED_SECONDS: f64 = 1.0;
+pub use super::estimates::MIN_PLANNED_SECONDS;
 
 /// Users (or accounts) remembered for attained service, at most.
 const MAX_USERS: usize = 10_000;
@@ -337,64 +306,9 @@ impl Planner {
         decisions
     }
 
-    /// The slot model's time and slot for a job Slurm started on this
-    /// planner's word.
-    pub(super) fn started(&self, job_id: u32) -> Option<(f64, usize)> {
-        self.started.get(&job_id).copied()
-    }
-
-    /// Whether Slurm refused `job_id` lately, so that it sits out.
-    pub(super) fn is_refused(&self, job_id: u32) -> bool {
-        self.refused.contains_key(&job_id)
-    }
-
-    /// The attained service of a fair-share key.
-    pub(super) fn attained(&self, key: &str) -> f64 {
-        self.service.attained(key)
-    }
-
-    /// Estimates for a running job, from its own hint.
-    pub(super) fn running_estimates(&self, model: &SlotModel, job: &JobInfo) -> Estimates {
-        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
-        self.estimates(model, job, &hints::parse(&job.comment, &names))
-    }
-
-    /// Whom `job` counts for in fair share (its user or its account, as
-    /// configured), and that association's shares where accounting has them.
-    pub(super) fn fair_share<'j>(&self, job: &'j JobInfo) -> (&'j str, Option<f64>) {
-        match self.config.fairshare_by {
-            FairshareBy::User => (&job.user, job.user_shares),
-            FairshareBy::Account => (&job.account, job.account_shares),
-        }
-    }
-
     /// Estimate per model flavor for `job`; `None` where it may not run.
     fn estimates(&self, model: &SlotModel, job: &JobInfo, hint: &Hint) -> Estimates {
-        model
-            .flavors
-            .iter()
-            .zip(&model.gpu_flavor)
-            .zip(&model.flavor_nodes)
-            .map(|((f, &gpu), nodes)| {
-                let reachable = job
-                    .usable_nodes
-                    .as_ref()
-                    .is_none_or(|usable| nodes.iter().any(|n| usable.contains(n)));
-                if !job.partitions.contains(&f.name) || (job.needs_gpu && !gpu) || !reachable {
-                    return None;
-                }
-                let (s, source) = if let Some(s) = hint.estimate(&f.name) {
-                    (s, Source::Hint)
-                } else if let Some(s) = job.time_limit {
-                    (s, Source::TimeLimit)
-                } else if let Some(s) = self.history.mean(&job.user, &job.name, &f.name) {
-                    (s, Source::History)
-                } else {
-                    (self.config.default_runtime, Source::Default)
-                };
-                Some((s.max(MIN_PLANNED_SECONDS), source))
-            })
-            .collect()
+        estimates::of_job(model, job, hint, &self.history, self.config.default_runtime)
     }
 
     /// The admin note for a job whose hint was missing or faulty, once.
@@ -418,6 +332,43 @@ impl Planner {
             why.push("hint names only some of the job's partitions".into());
         }
         Some(reasons::note(&why, model, est))
+    }
+}
+
+impl PlanMemory for Planner {
+    /// Whom `job` counts for in fair share (its user or its account, as
+    /// configured), and that association's shares where accounting has them.
+    fn fair_share<'j>(&self, job: &'j JobInfo) -> (&'j str, Option<f64>) {
+        match self.config.fairshare_by {
+            FairshareBy::User => (&job.user, job.user_shares),
+            FairshareBy::Account => (&job.account, job.account_shares),
+        }
+    }
+
+    /// The slot model's time and slot for a job Slurm started on this
+    /// planner's word.
+    fn started(&self, job_id: u32) -> Option<(f64, usize)> {
+        self.started.get(&job_id).copied()
+    }
+
+    /// Whether Slurm refused `job_id` lately, so that it sits out.
+    fn is_refused(&self, job_id: u32) -> bool {
+        self.refused.contains_key(&job_id)
+    }
+
+    /// The attained service of a fair-share key.
+    fn attained(&self, key: &str) -> f64 {
+        self.service.attained(key)
+    }
+
+    /// Estimates for a running job, from its own hint.
+    fn running_estimates(&self, model: &SlotModel, job: &JobInfo) -> Estimates {
+        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
+        self.estimates(model, job, &hints::parse(&job.comment, &names))
+    }
+
+    fn default_runtime(&self) -> f64 {
+        self.config.default_runtime
     }
 }
 

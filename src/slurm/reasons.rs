@@ -2,8 +2,8 @@
 //! why a job waits, and where its estimates came from when its hint did
 //! not give them all.
 
+use super::estimates::Source;
 use super::hints::Hint;
-use super::planner::Source;
 use super::slots::SlotModel;
 
 /// Longest reason text handed to Slurm.

@@ -4,7 +4,7 @@
 //! It is the planner's [`Driver`] for the shared decision loop, so a
 //! start the policy asks for lands here and nowhere else.
 
-use super::planner::{Estimates, Planner};
+use super::estimates::Estimates;
 use super::slots::SlotModel;
 use super::snapshot::{JobInfo, Snapshot};
 use crate::policy::decision_loop::Driver;
@@ -16,6 +16,24 @@ use std::convert::Infallible;
 /// plan to the next, as stickiness needs.
 fn pending_id(job_id: u32, task: u32) -> usize {
     ((job_id as usize) << 32) | task as usize
+}
+
+/// What the planner remembers between plans that the view needs: how the
+/// planner is asked keeps this module from depending on it.
+pub(super) trait PlanMemory {
+    /// Whom `job` counts for in fair share, and that party's shares where
+    /// accounting has them.
+    fn fair_share<'j>(&self, job: &'j JobInfo) -> (&'j str, Option<f64>);
+    /// The start time and slot of a job Slurm started on the planner's word.
+    fn started(&self, job_id: u32) -> Option<(f64, usize)>;
+    /// Whether Slurm refused `job_id` lately, so that it sits out.
+    fn is_refused(&self, job_id: u32) -> bool;
+    /// The attained service of a fair-share party.
+    fn attained(&self, key: &str) -> f64;
+    /// Estimates for a running job, from its own hint.
+    fn running_estimates(&self, model: &SlotModel, job: &JobInfo) -> Estimates;
+    /// The run time assumed where a running job has no estimate.
+    fn default_runtime(&self) -> f64;
 }
 
 /// The policy's view of one snapshot, and the starts decided on it.
@@ -37,9 +55,9 @@ pub(super) struct SnapshotView<'s> {
 
 impl<'s> SnapshotView<'s> {
     /// The view of `snap` on `model`; `estimates` are the pending records'
-    /// (see [`Planner::estimates`]).
+    /// (see `estimates::of_job`).
     pub(super) fn build(
-        planner: &Planner,
+        planner: &impl PlanMemory,
         snap: &'s Snapshot,
         model: &'s SlotModel,
         estimates: &[Estimates],
@@ -76,7 +94,12 @@ impl<'s> SnapshotView<'s> {
     }
 
     /// The index of `job`'s user, noting its shares if it has none yet.
-    fn user_of(&self, planner: &Planner, job: &JobInfo, weights: &mut [Option<f64>]) -> usize {
+    fn user_of(
+        &self,
+        planner: &impl PlanMemory,
+        job: &JobInfo,
+        weights: &mut [Option<f64>],
+    ) -> usize {
         let (key, shares) = planner.fair_share(job);
         let u = self
             .users
@@ -91,7 +114,7 @@ impl<'s> SnapshotView<'s> {
     /// Running jobs take a slot of their flavor on their node, busy until
     /// their estimated end. Jobs that remember their slot go first, so no
     /// other takes it.
-    fn place_running(&mut self, planner: &Planner, weights: &mut [Option<f64>]) {
+    fn place_running(&mut self, planner: &impl PlanMemory, weights: &mut [Option<f64>]) {
         let (snap, model) = (self.snap, self.model);
         // The slots of each flavor on each node, so placing a running job
         // costs its node's slots, not every slot.
@@ -123,7 +146,7 @@ impl<'s> SnapshotView<'s> {
             let Some(machine) = slot else { continue };
             let est = planner.running_estimates(model, job);
             let start = remembered.map_or(place.start, |(t, _)| t);
-            let length = est[flavor].map_or(planner.config().default_runtime, |(s, _)| s);
+            let length = est[flavor].map_or(planner.default_runtime(), |(s, _)| s);
             self.machines[machine].idle = false;
             self.machines[machine].free_at = start + length;
             let user = self.user_of(planner, job, weights);
@@ -141,7 +164,7 @@ impl<'s> SnapshotView<'s> {
     /// not just sit out a refusal.
     fn queue_pending(
         &mut self,
-        planner: &Planner,
+        planner: &impl PlanMemory,
         estimates: &[Estimates],
         weights: &mut [Option<f64>],
     ) {
@@ -175,7 +198,7 @@ impl<'s> SnapshotView<'s> {
 /// Users (or accounts) sorted by name: the policy breaks ties between
 /// users by index, and that must not hang on which jobs the snapshot holds
 /// (see `window`).
-fn user_names(planner: &Planner, snap: &Snapshot) -> Vec<String> {
+fn user_names(planner: &impl PlanMemory, snap: &Snapshot) -> Vec<String> {
     let mut users: Vec<String> = snap
         .running
         .iter()
