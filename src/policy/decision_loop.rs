@@ -204,6 +204,128 @@ impl NamedService {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Flavor;
+    use crate::policy::baselines::testing::{pending, two_flavors};
+    use crate::policy::{MachineView, PendingJob, RunningJob};
+
+    /// Two users' jobs on two GPUs and one CPU; a start takes its job off
+    /// the queue and its machine.
+    struct Board {
+        flavors: Vec<Flavor>,
+        machines: Vec<MachineView>,
+        pending: Vec<PendingJob>,
+        running: Vec<RunningJob>,
+        asked: usize,
+    }
+
+    impl Driver for Board {
+        type Error = String;
+
+        fn with_view<T>(&self, f: impl FnOnce(&View<'_>) -> T) -> T {
+            f(&View {
+                now: 0.0,
+                flavors: &self.flavors,
+                machines: &self.machines,
+                pending: &self.pending,
+                running: &self.running,
+                user_weights: &[1.0, 1.0],
+                attained: &[],
+            })
+        }
+
+        fn apply(&mut self, starts: Vec<Start>) -> Result<(), String> {
+            for s in starts {
+                let i = self
+                    .pending
+                    .iter()
+                    .position(|p| p.id == s.job)
+                    .ok_or("not pending")?;
+                let job = self.pending.remove(i);
+                self.machines[s.machine].idle = false;
+                self.running.push(RunningJob {
+                    id: job.id,
+                    user: job.user,
+                    machine: s.machine,
+                    started: 0.0,
+                    estimates: job.estimates,
+                });
+            }
+            Ok(())
+        }
+
+        fn policy_failed(&mut self, error: PolicyError) -> Result<(), String> {
+            Err(error.to_string())
+        }
+
+        fn asked(&mut self) {
+            self.asked += 1;
+        }
+    }
+
+    /// Starts the first pending job on the first idle machine, one per
+    /// answer, and fails when told to.
+    struct OneAtATime {
+        fail: bool,
+    }
+
+    impl Policy for OneAtATime {
+        fn label(&self) -> String {
+            "one-at-a-time".into()
+        }
+
+        fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
+            if self.fail {
+                return Err(PolicyError::Parameter("told to fail".into()));
+            }
+            Ok(view
+                .idle_machines()
+                .next()
+                .zip(view.pending.first())
+                .map(|(machine, job)| Start {
+                    job: job.id,
+                    machine,
+                })
+                .into_iter()
+                .collect())
+        }
+    }
+
+    fn board(jobs: usize) -> Board {
+        let (flavors, machines) = two_flavors(2, 1);
+        Board {
+            flavors,
+            machines,
+            pending: (0..jobs)
+                .map(|j| pending(j, j % 2, 0.0, [Some(10.0), Some(20.0)]))
+                .collect(),
+            running: Vec::new(),
+            asked: 0,
+        }
+    }
+
+    #[test]
+    fn asks_until_nothing_more_starts() {
+        // Three machines, five jobs: three answers start one each, and the
+        // loop stops without asking once no machine is idle.
+        let mut b = board(5);
+        let rates = decide_until_settled(&mut OneAtATime { fail: false }, &mut b).unwrap();
+        assert_eq!((b.running.len(), b.pending.len(), b.asked), (3, 2, 3));
+        // Jobs 0 and 1 took the GPUs, job 2 the CPU. A GPU is half of its
+        // flavor; on the CPU, job 2 takes that half discounted by 10/20 s:
+        // user 0 (jobs 0, 2) 0.5 + 0.25, user 1 (job 1) 0.5.
+        assert_eq!(rates, vec![0.75, 0.5]);
+        // An empty queue: not asked at all.
+        let mut b = board(0);
+        decide_until_settled(&mut OneAtATime { fail: false }, &mut b).unwrap();
+        assert_eq!(b.asked, 0);
+    }
+
+    #[test]
+    fn a_failed_policy_is_the_drivers_to_handle() {
+        let mut b = board(2);
+        let err = decide_until_settled(&mut OneAtATime { fail: true }, &mut b).unwrap_err();
+        assert_eq!((err.as_str(), b.asked), ("told to fail", 1));
+    }
 
     #[test]
     fn service_accrues_at_the_last_rates() {
