@@ -306,11 +306,6 @@ impl Planner {
         decisions
     }
 
-    /// Estimate per model flavor for `job`; `None` where it may not run.
-    fn estimates(&self, model: &SlotModel, job: &JobInfo, hint: &Hint) -> Estimates {
-        estimates::of_job(model, job, hint, &self.history, self.config.default_runtime)
-    }
-
     /// The admin note for a job whose hint was missing or faulty, once.
     fn note(
         &mut self,
@@ -361,10 +356,9 @@ impl PlanMemory for Planner {
         self.service.attained(key)
     }
 
-    /// Estimates for a running job, from its own hint.
-    fn running_estimates(&self, model: &SlotModel, job: &JobInfo) -> Estimates {
-        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
-        self.estimates(model, job, &hints::parse(&job.comment, &names))
+    /// Estimate per model flavor for `job`; `None` where it may not run.
+    fn estimates(&self, model: &SlotModel, job: &JobInfo, hint: &Hint) -> Estimates {
+        estimates::of_job(model, job, hint, &self.history, self.config.default_runtime)
     }
 
     fn default_runtime(&self) -> f64 {

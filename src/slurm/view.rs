@@ -5,6 +5,7 @@
 //! start the policy asks for lands here and nowhere else.
 
 use super::estimates::Estimates;
+use super::hints::{self, Hint};
 use super::slots::SlotModel;
 use super::snapshot::{JobInfo, Snapshot};
 use crate::policy::decision_loop::Driver;
@@ -30,8 +31,8 @@ pub(super) trait PlanMemory {
     fn is_refused(&self, job_id: u32) -> bool;
     /// The attained service of a fair-share party.
     fn attained(&self, key: &str) -> f64;
-    /// Estimates for a running job, from its own hint.
-    fn running_estimates(&self, model: &SlotModel, job: &JobInfo) -> Estimates;
+    /// `job`'s estimate per flavor of `model`, given its parsed hint.
+    fn estimates(&self, model: &SlotModel, job: &JobInfo, hint: &Hint) -> Estimates;
     /// The run time assumed where a running job has no estimate.
     fn default_runtime(&self) -> f64;
 }
@@ -125,6 +126,7 @@ impl<'s> SnapshotView<'s> {
                 .or_default()
                 .push(i);
         }
+        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
         let mut order: Vec<usize> = (0..snap.running.len()).collect();
         order.sort_by_key(|&r| planner.started(snap.running[r].job_id).is_none());
         for r in order {
@@ -144,7 +146,7 @@ impl<'s> SnapshotView<'s> {
                 .filter(|&m| fits(m))
                 .or_else(|| candidates.iter().copied().find(|&i| machines[i].idle));
             let Some(machine) = slot else { continue };
-            let est = planner.running_estimates(model, job);
+            let est = planner.estimates(model, job, &hints::parse(&job.comment, &names));
             let start = remembered.map_or(place.start, |(t, _)| t);
             let length = est[flavor].map_or(planner.default_runtime(), |(s, _)| s);
             self.machines[machine].idle = false;

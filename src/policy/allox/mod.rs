@@ -316,7 +316,7 @@ impl Allox {
         if warm {
             let ids = candidates.iter().map(|j| j.id).collect();
             instance.validate()?;
-            if let Some(w) = WarmPlan::cold(&instance, ids, view.now, self.solver) {
+            if let Some(w) = WarmPlan::cold(&instance, ids, view.now) {
                 let queues = w.queues();
                 self.warm.0 = Some(w);
                 return Ok(Plan { users, queues });

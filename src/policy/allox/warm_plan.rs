@@ -15,7 +15,7 @@
 
 use crate::policy::{IdMap, PendingJob};
 use crate::solver::classes::Classes;
-use crate::solver::SolverKind;
+use crate::solver::Instance;
 
 pub(crate) struct WarmPlan {
     /// The class solver's state. It starts only a flavor's shortest job on
@@ -32,18 +32,9 @@ pub(crate) struct WarmPlan {
 
 impl WarmPlan {
     /// A cold solve of `instance`, whose jobs are `ids`, at time `now`, by
-    /// `solver`. `None` for a solver that keeps no state (not `classes`),
-    /// or if the class solver does not take the instance (a preferred
-    /// machine).
-    pub(crate) fn cold(
-        instance: &crate::solver::Instance,
-        ids: Vec<usize>,
-        now: f64,
-        solver: SolverKind,
-    ) -> Option<Self> {
-        if solver != SolverKind::Classes {
-            return None;
-        }
+    /// the class solver. `None` if it does not take the instance (a
+    /// preferred machine).
+    pub(crate) fn cold(instance: &Instance, ids: Vec<usize>, now: f64) -> Option<Self> {
         let state = Box::new(Classes::cold(instance).ok()?);
         let index = ids
             .iter()
