@@ -20,7 +20,8 @@ tree=$(scripts/slurm-src.sh "$series")
 name=$(basename "$(dirname "$tree")")
 prefix=/opt/$name
 if [ ! -x "$prefix/sbin/slurmctld" ] || [ ! -f "$prefix/lib/slurm/sched_backfill.so" ] ||
-    [ ! -f "$prefix/lib/slurm/accounting_storage_mysql.so" ]; then
+    [ ! -f "$prefix/lib/slurm/accounting_storage_mysql.so" ] ||
+    [ ! -f "$prefix/lib/slurm/serializer_json.so" ]; then
     log "building $name (make -j2, about 9 minutes the first time; log in $tree/../build.log)"
     (cd "$tree" && make -j2 >"$tree/../build.log" 2>&1) ||
         { log "make failed; see $tree/../build.log"; exit 1; }

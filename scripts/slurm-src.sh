@@ -35,13 +35,17 @@ archive=$(ls "$tarballs"/slurm-"$series".*.tar.xz 2>/dev/null | sort -V | tail -
 name=$(basename "$archive" .tar.xz)
 tree="$cache/$name"
 # MariaDB's client headers give slurmdbd its accounting_storage/mysql
-# plugin, which the QOS end-to-end test needs.
-if ! command -v mariadb_config >/dev/null; then
-    log "installing libmariadb-dev (Slurm's accounting storage plugin)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q libmariadb-dev >&2
+# plugin, which the QOS end-to-end test needs; json-c gives the commands
+# their --json output (serializer/json), which Slurm's own test suite
+# needs (scripts/slurm-testsuite.sh).
+if ! command -v mariadb_config >/dev/null || [ ! -f /usr/include/json-c/json.h ]; then
+    log "installing libmariadb-dev and libjson-c-dev (accounting storage, --json)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        libmariadb-dev libjson-c-dev >&2
 fi
 if [ ! -f "$tree/src/config.h" ] || [ ! -f "$tree/src/slurm/slurm_version.h" ] ||
-    ! grep -q '^#define HAVE_MYSQL 1' "$tree/src/config.h"; then
+    ! grep -q '^#define HAVE_MYSQL 1' "$tree/src/config.h" ||
+    ! grep -q '^#define HAVE_JSON 1' "$tree/src/config.h"; then
     if [ -f "$tarballs/SHA256SUMS" ]; then
         want=$(awk -v f="$(basename "$archive")" '$2 == f || $2 == "*"f {print $1}' "$tarballs/SHA256SUMS")
         have=$(sha256sum "$archive" | awk '{print $1}')
