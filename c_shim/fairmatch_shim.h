@@ -21,6 +21,7 @@
 typedef struct {
 	const char *name;
 	uint32_t cpus;
+	uint32_t sockets;      /* configured sockets (boards x sockets) */
 	const char *gres;      /* configured GRES, e.g. "gpu:2"; may be "" */
 	int available;         /* up, responding, not drained */
 	/* Held by running jobs fairmatch does not model (multi-node jobs,
@@ -37,7 +38,24 @@ typedef struct {
 	const uint32_t *nodes; /* indices into fm_snapshot_t.nodes */
 	size_t n_nodes;
 	int schedulable;       /* partition state lets jobs start */
+	/* MaxCPUsPerNode and MaxCPUsPerSocket: CPUs the partition's jobs may
+	 * hold on one node or socket; 0 = no limit. */
+	uint32_t max_cpus_per_node;
+	uint32_t max_cpus_per_socket;
+	/* OverSubscribe: jobs that may share one CPU (1 = none share), and
+	 * whether they share without asking (FORCE). */
+	uint32_t jobs_per_cpu;
+	int force_share;
+	uint32_t priority_tier;  /* PriorityTier */
+	/* Whether its jobs may preempt others to start: FM_PREEMPT_NONE,
+	 * FM_PREEMPT_TIER (preempt/partition_prio: lower tiers) or
+	 * FM_PREEMPT_OTHER (as the QOS says). */
+	int preemption;
 } fm_partition_t;
+
+#define FM_PREEMPT_NONE 0
+#define FM_PREEMPT_TIER 1
+#define FM_PREEMPT_OTHER 2
 
 typedef struct {
 	uint32_t job_id;
@@ -53,6 +71,7 @@ typedef struct {
 	const char *partitions;
 	uint32_t cpus;
 	int needs_gpu;           /* asked for one GPU itself */
+	int shares_cpus;         /* asked to share CPUs (--oversubscribe) */
 	/* Fair-share shares of the job's user and account associations
 	 * (sacctmgr's Fairshare=); 0 when unknown or inherited. */
 	double user_shares;
@@ -111,6 +130,9 @@ typedef struct {
 	uint32_t gpus;             /* FM_START: GPUs to request on the node */
 	/* FM_WAIT: shown to the user; "" keeps Slurm's own reason. */
 	char reason[FM_TEXT];
+	/* FM_WAIT: no slot the job may use is free; Slurm's "Resources"
+	 * stands for `reason`, as backfill shows it. */
+	int32_t for_resources;
 	char note[FM_TEXT];        /* "" or a note for the admin comment */
 } fm_decision_t;
 
@@ -122,8 +144,9 @@ typedef struct {
 	uint32_t job_id;           /* as in the decision */
 	uint32_t started_id;       /* the job that runs (an array task's own id) */
 	int32_t result;            /* FM_STARTED or FM_REFUSED */
-	/* FM_REFUSED: only because the node was not free yet (a job still
-	 * completing there, say); worth trying again at once. */
+	/* FM_REFUSED: for want of resources on the chosen node (Slurm's
+	 * node selection weighs more than the plan's model); the plan
+	 * leaves that node to others and tries the job elsewhere at once. */
 	int32_t busy;
 	double at;
 	char reason[FM_TEXT];      /* FM_REFUSED: Slurm's words */

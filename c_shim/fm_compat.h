@@ -26,6 +26,18 @@ typedef struct job_details job_details_t;
 #define FM_GRES_GPU_ONE "gres:gpu:1"
 #endif
 
+/* --- partition limits ----------------------------------------------- */
+
+/* MaxCPUsPerSocket came in 23.02; before it a partition has no such
+ * limit (0: none, as the shim reports it). */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+#define FM_PART_MAX_CPUS_PER_SOCKET(part_ptr) \
+	((part_ptr)->max_cpus_per_socket == INFINITE ? \
+	 0 : (part_ptr)->max_cpus_per_socket)
+#else
+#define FM_PART_MAX_CPUS_PER_SOCKET(part_ptr) 0
+#endif
+
 /* --- functions whose signature changed ------------------------------ */
 
 /* job_test_resv(): 23.11 replaced `bitstr_t **exc_core_bitmap` by

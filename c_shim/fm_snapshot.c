@@ -214,6 +214,7 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 	j->time_limit = _limit_seconds(job_ptr);
 	j->cpus = job_ptr->details ? job_ptr->details->min_cpus : 1;
 	j->needs_gpu = fm_is_gpu_one(job_ptr->tres_per_node);
+	j->shares_cpus = job_ptr->details && job_ptr->details->share_res == 1;
 	j->submit = job_ptr->details ? job_ptr->details->submit_time : 0;
 }
 
@@ -463,6 +464,7 @@ static void _copy_nodes(fm_node_t *nodes, const fm_reservation_t *resv)
 		n->name = xstrdup(node_ptr->name);
 		n->cpus = node_ptr->config_ptr ? node_ptr->config_ptr->cpus :
 						 node_ptr->cpus;
+		n->sockets = MAX(node_ptr->tot_sockets, 1);
 		n->gres = xstrdup(node_ptr->config_ptr &&
 				  node_ptr->config_ptr->gres ?
 				  node_ptr->config_ptr->gres : "");
@@ -481,6 +483,17 @@ static void _copy_nodes(fm_node_t *nodes, const fm_reservation_t *resv)
 		}
 }
 
+static int _preemption(void)
+{
+	if (!slurm_conf.preempt_type ||
+	    !xstrcmp(slurm_conf.preempt_type, "preempt/none") ||
+	    slurm_conf.preempt_mode == PREEMPT_MODE_OFF)
+		return FM_PREEMPT_NONE;
+	if (!xstrcmp(slurm_conf.preempt_type, "preempt/partition_prio"))
+		return FM_PREEMPT_TIER;
+	return FM_PREEMPT_OTHER;
+}
+
 static fm_partition_t *_copy_partitions(size_t *count)
 {
 	node_record_t *node_ptr;
@@ -495,6 +508,14 @@ static fm_partition_t *_copy_partitions(size_t *count)
 		size_t k = 0;
 		p->name = xstrdup(part_ptr->name);
 		p->schedulable = (part_ptr->state_up & PARTITION_SCHED) != 0;
+		p->max_cpus_per_node = part_ptr->max_cpus_per_node == INFINITE ?
+			0 : part_ptr->max_cpus_per_node;
+		p->max_cpus_per_socket = FM_PART_MAX_CPUS_PER_SOCKET(part_ptr);
+		p->jobs_per_cpu = MAX(part_ptr->max_share & ~SHARED_FORCE, 1);
+		p->force_share = (part_ptr->max_share & SHARED_FORCE) &&
+				 (part_ptr->max_share & ~SHARED_FORCE) > 1;
+		p->priority_tier = part_ptr->priority_tier;
+		p->preemption = _preemption();
 		for (int i = 0; part_ptr->node_bitmap && (node_ptr = next_node(&i));
 		     i++)
 			if (bit_test(part_ptr->node_bitmap, node_ptr->index))

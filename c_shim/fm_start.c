@@ -264,6 +264,62 @@ static void _set_reason(job_record_t *job_ptr, const char *reason)
 	last_job_update = time(NULL);
 }
 
+/* CPUs `job_ptr` holds on node `index`. */
+static uint32_t _cpus_held_on(job_record_t *job_ptr, int index)
+{
+	job_resources_t *r = job_ptr->job_resrcs;
+	if (!r || !r->node_bitmap || !r->cpus ||
+	    index >= bit_size(r->node_bitmap) || !bit_test(r->node_bitmap, index))
+		return 0;
+	int k = bit_set_count_range(r->node_bitmap, 0, index);
+	return r->cpus[k];
+}
+
+/*
+ * PreemptMode=SUSPEND,GANG: select_nodes() places a job of a higher
+ * PriorityTier on CPUs that lower-tier jobs hold, and gang scheduling then
+ * suspends them, whatever their PreemptExemptTime: before 26.05 nothing
+ * checks it on that path, and 26.05 rebuilds its exempt cores at most once
+ * a second, so a start in the second a job began misses it. A start that
+ * needs more CPUs than are free on the node therefore waits while a
+ * lower-tier job there is within its exempt time, as backfill's does.
+ */
+static bool _would_suspend_exempt(job_record_t *job_ptr,
+				  part_record_t *part_ptr,
+				  node_record_t *node_ptr)
+{
+	if (!(slurm_conf.preempt_mode & PREEMPT_MODE_GANG))
+		return false;
+	uint32_t held = 0;
+	bool exempt = false;
+	job_record_t *other;
+	list_itr_t *it = list_iterator_create(job_list);
+	while ((other = list_next(it))) {
+		if (other == job_ptr || !IS_JOB_RUNNING(other))
+			continue;
+		uint32_t cpus = _cpus_held_on(other, node_ptr->index);
+		if (!cpus)
+			continue;
+		held += cpus;
+		if (!exempt && other->part_ptr &&
+		    other->part_ptr->priority_tier < part_ptr->priority_tier &&
+		    acct_policy_is_job_preempt_exempt(other))
+			exempt = true;
+	}
+	list_iterator_destroy(it);
+	uint32_t need = job_ptr->details ? MAX(job_ptr->details->min_cpus, 1) : 1;
+	return exempt && held + need > node_ptr->cpus;
+}
+
+static void _set_resources(job_record_t *job_ptr)
+{
+	if (job_ptr->state_reason == WAIT_RESOURCES && !job_ptr->state_desc)
+		return;
+	job_ptr->state_reason = WAIT_RESOURCES;
+	xfree(job_ptr->state_desc);
+	last_job_update = time(NULL);
+}
+
 static void _refused(fm_outcome_t *o, job_record_t *job_ptr, int rc)
 {
 	const char *why = (job_ptr && job_ptr->state_reason != WAIT_NO_REASON) ?
@@ -295,8 +351,9 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 			o->job_id = dec->job_id;
 			o->at = fm_now();
 			if (!live) {
+				/* Not the node's doing: it stays in the plans. */
 				o->result = FM_REFUSED;
-				o->busy = 1;
+				o->busy = 0;
 				strlcpy(o->reason, "job is no longer pending",
 					sizeof(o->reason));
 				continue;
@@ -310,7 +367,9 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 			job_ptr->admin_comment = xstrdup(dec->note);
 		}
 		if (dec->action != FM_START) {
-			if (dec->reason[0])
+			if (dec->for_resources)
+				_set_resources(job_ptr);
+			else if (dec->reason[0])
 				_set_reason(job_ptr, dec->reason);
 			continue;
 		}
@@ -322,6 +381,15 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 		    !bit_test(avail_node_bitmap, node_ptr->index)) {
 			_refused(o, NULL, ESLURM_NODES_BUSY);
 			strlcpy(o->reason, "chosen node or partition went away",
+				sizeof(o->reason));
+			continue;
+		}
+		if (_would_suspend_exempt(job_ptr, part_ptr, node_ptr)) {
+			/* Not busy: the job sits out a while, then is tried
+			 * again. */
+			o->result = FM_REFUSED;
+			o->busy = 0;
+			strlcpy(o->reason, "PreemptExemptTime",
 				sizeof(o->reason));
 			continue;
 		}

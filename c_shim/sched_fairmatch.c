@@ -16,16 +16,19 @@
  *     (fm_start.c) and then reports every outcome with one call to
  *     fairmatch_rs_observe().
  *
- * Order control: fairmatch is the only thing that starts jobs. It prepends
- * "defer,sched_interval=-1" to SchedulerParameters, so Slurm neither
- * starts jobs at submit time nor runs its main scheduling loop. If the
- * Rust side fails, the managed jobs are started first come first served
- * too, so the cluster keeps working.
+ * Order control: fairmatch starts the jobs. It prepends
+ * "sched_interval=-1" to SchedulerParameters, so Slurm never runs its main
+ * scheduling loop. The one start left to Slurm is its own at submit time:
+ * an interactive allocation (salloc, srun) that is the top priority of its
+ * partitions and fits on idle resources starts at once, as under
+ * backfill, so `--immediate` works; batch jobs never start at submit. If
+ * the Rust side fails, the managed jobs are started first come first
+ * served too, so the cluster keeps working.
  */
 
 #include "fm_slurm.h"
 
-#define REQUIRED_PARAMS "defer,sched_interval=-1"
+#define REQUIRED_PARAMS "sched_interval=-1"
 /* Look again at least this often even when nothing changed, so estimates
  * that ran out are noticed. */
 #define MAX_IDLE_SECONDS 5
@@ -76,11 +79,11 @@ void fairmatch_shim_log(int32_t level, const char *message)
 	}
 }
 
-/* Slurm must not start jobs behind fairmatch's back. Prepending wins over
- * any later value, since Slurm parses the first occurrence. "defer_batch"
- * (23.02 on) is dropped: where Slurm finds it anywhere it defers only
- * batch jobs and starts interactive ones at submit time. Runs under
- * slurmctld's config lock (init and reconfigure hold it). */
+/* Slurm's main loop must not start jobs behind fairmatch's back.
+ * Prepending wins over any later value, since Slurm parses the first
+ * occurrence. Slurm's submit-time start is left as the site set it:
+ * "defer" there makes every --immediate request fail, as under backfill.
+ * Runs under slurmctld's config lock (init and reconfigure hold it). */
 static void _ensure_sched_params(void)
 {
 	char *params = slurm_conf.sched_params;
@@ -88,20 +91,13 @@ static void _ensure_sched_params(void)
 	/* Slurm reads the first sched_interval= it finds, so ours must come
 	 * first, not merely be somewhere. */
 	if (params && !strncasecmp(params, REQUIRED_PARAMS, n) &&
-	    (params[n] == '\0' || params[n] == ',') &&
-	    !xstrcasestr(params, "defer_batch"))
+	    (params[n] == '\0' || params[n] == ','))
 		return;
 	char *updated = xstrdup(REQUIRED_PARAMS);
 	char *copy = xstrdup(params ? params : ""), *save = NULL;
 	for (char *t = strtok_r(copy, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		/* Slurm looks for "defer_batch" as a substring too. */
-		if (xstrcasestr(t, "defer_batch")) {
-			info("fairmatch: dropping SchedulerParameters=defer_batch: it would let Slurm start interactive jobs itself");
-			continue;
-		}
+	     t = strtok_r(NULL, ",", &save))
 		xstrfmtcat(updated, ",%s", t);
-	}
 	xfree(copy);
 	info("fairmatch: SchedulerParameters=%s (fairmatch starts jobs itself)",
 	     updated);

@@ -2,7 +2,8 @@
 """Compares two JUnit XML results of Slurm's test suite, one run under
 sched/backfill and one under sched/fairmatch: prints both columns for every
 case whose outcome differs, the totals, and exits 1 when a case that passed
-under backfill did not pass under fairmatch.
+under backfill did not pass under fairmatch, or when none passed under
+backfill (the suite could not run).
 
     scripts/slurm-testsuite-diff.py backfill.xml fairmatch.xml [--json]
 """
@@ -71,6 +72,9 @@ def main():
             print(f"{sched}: {s['passed']} passed, {s['failed']} failed, "
                   f"{s['skipped']} skipped of {len(cases)} cases")
         print(f"passed under backfill but not under fairmatch: {len(worse)}")
+    if summary["backfill"]["passed"] == 0:
+        print("no case passed under backfill: the suite could not run here")
+        sys.exit(1)
     sys.exit(1 if worse else 0)
 
 

@@ -92,10 +92,10 @@ command -v expect >/dev/null || {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q expect >&2
 }
 venv=$cache/testsuite-venv
-if [ ! -x "$venv/bin/pytest" ]; then
+if ! "$venv/bin/python" -c "import pytest, pexpect, requests, jsondiff, jsonpatch, yaml" 2>/dev/null; then
     log "creating $venv (pytest and the suite's modules)"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q pytest requests jsondiff jsonpatch pyyaml >&2
+    "$venv/bin/pip" install -q pytest pexpect requests jsondiff jsonpatch pyyaml >&2
 fi
 prefix=$(scripts/slurm-install.sh "$series")
 [ -f "$prefix/lib/slurm/serializer_json.so" ] ||
@@ -195,7 +195,7 @@ run_under() {
         env PATH="$out/bin:$out/root/bin:$out/root/sbin:$PATH" \
             SLURM_CONF="$out/root/etc/slurm.conf" \
             SLURM_TESTSUITE_CONF="$out/testsuite.conf" \
-            "$venv/bin/pytest" --auto-config -p no:cacheprovider -o junit_family=xunit1 \
+            "$venv/bin/pytest" --auto-config -p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 \
             --junitxml="$out/results/$sched.xml" -q -rN "${paths[@]}") \
         >"$out/results/$sched.log" 2>&1 || true
     pkill -f "$out/root/sbin/slurm" 2>/dev/null || true

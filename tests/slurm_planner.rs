@@ -27,11 +27,13 @@ fn cluster(now: f64) -> Snapshot {
                 name: "cpu".into(),
                 nodes: vec![0, 1],
                 schedulable: true,
+                limits: Default::default(),
             },
             PartitionInfo {
                 name: "gpu".into(),
                 nodes: vec![2, 3],
                 schedulable: true,
+                limits: Default::default(),
             },
         ],
         pending: Vec::new(),
@@ -52,6 +54,7 @@ fn job(id: u32, user: &str, comment: &str) -> JobInfo {
         partitions: vec!["cpu".into(), "gpu".into()],
         cpus: 1,
         needs_gpu: false,
+        shares_cpus: false,
         user_shares: None,
         account_shares: None,
         submit: 1000.0 + f64::from(id),
@@ -264,6 +267,7 @@ fn small_alpha_lets_a_second_user_in_ahead_of_a_long_queue() {
         name: "cpu".into(),
         nodes: vec![0, 1],
         schedulable: true,
+        limits: Default::default(),
     }];
     let mut run = job(100, "alice", "fairmatch: cpu=100s");
     run.partitions = vec!["cpu".into()];
@@ -332,6 +336,7 @@ fn one_cpu(now: f64) -> Snapshot {
         name: "cpu".into(),
         nodes: vec![0],
         schedulable: true,
+        limits: Default::default(),
     }];
     snap
 }
@@ -344,6 +349,7 @@ fn one_gpu(now: f64) -> Snapshot {
         name: "gpu".into(),
         nodes: vec![0],
         schedulable: true,
+        limits: Default::default(),
     }];
     snap
 }
@@ -381,22 +387,145 @@ fn a_refused_job_keeps_slurms_reason_and_its_slot_goes_to_the_next() {
         start: 100.0,
     });
     snap.running = vec![running];
+    // No GPU is free: it waits for resources, as Slurm says it.
     let third = planner.plan(&snap);
     assert!(
-        third[0].reason.starts_with("fairmatch: queued"),
+        third[0].for_resources && third[0].reason.is_empty(),
         "{third:?}"
     );
 }
 
 #[test]
-fn a_busy_node_refusal_is_retried_at_once() {
+fn a_job_that_waits_beside_a_free_slot_shows_the_plans_queue() {
+    // g1 is busy and c1 free, but the job would rather wait for the GPU.
+    let mut snap = cluster(100.0);
+    snap.nodes = vec![node("c1", 1, ""), node("g1", 1, "gpu:1")];
+    snap.partitions[0].nodes = vec![0];
+    snap.partitions[1].nodes = vec![1];
+    let mut running = job(2, "bob", "fairmatch: gpu=10s cpu=1000s");
+    running.running = Some(Placement {
+        partition: "gpu".into(),
+        node: "g1".into(),
+        start: 99.0,
+    });
+    snap.running = vec![running];
+    snap.pending = vec![job(1, "alice", "fairmatch: gpu=10s cpu=1000s")];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert!(!d[0].for_resources, "{d:?}");
+    assert!(d[0].reason.starts_with("fairmatch: queued"), "{d:?}");
+}
+
+#[test]
+fn a_node_slurm_finds_full_is_left_until_its_jobs_change() {
     let mut planner = Planner::new(Config::default());
     let mut snap = one_gpu(100.0);
+    snap.nodes.push(node("g2", 1, "gpu:1"));
+    snap.partitions[0].nodes = vec![0, 1];
     snap.pending = vec![gpu_job(1, "alice")];
-    planner.plan(&snap);
+    let first = starts(&planner.plan(&snap), 1);
+    assert_eq!(first.len(), 1);
     planner.observe(&[outcome(1, Err("Resources"), 100.0)]);
+
+    // At once, and on the other node.
     snap.now = 100.1;
-    assert_eq!(starts(&planner.plan(&snap), 1).len(), 1);
+    let second = starts(&planner.plan(&snap), 1);
+    assert_eq!(second.len(), 1);
+    assert_ne!(second[0].1, first[0].1, "the same full node again");
+    planner.observe(&[outcome(1, Err("Resources"), 100.1)]);
+
+    // Both full: it waits, for resources.
+    snap.now = 100.2;
+    let third = planner.plan(&snap);
+    assert!(starts(&third, 1).is_empty(), "{third:?}");
+    assert!(third[0].for_resources, "{third:?}");
+
+    // A job came to g1: what Slurm said of g1 no longer holds.
+    let mut other = gpu_job(9, "carol");
+    other.running = Some(Placement {
+        partition: "gpu".into(),
+        node: "g1".into(),
+        start: 100.25,
+    });
+    snap.running = vec![other];
+    snap.nodes[0].gres = "gpu:2".into();
+    snap.now = 100.3;
+    assert_eq!(
+        starts(&planner.plan(&snap), 1),
+        vec![("gpu".into(), "g1".into())]
+    );
+}
+
+#[test]
+fn partition_cpu_limits_and_overlaps_bound_the_slots_of_a_node() {
+    use fairmatch::slurm::snapshot::PartitionLimits;
+    // Two 4-CPU nodes; p1 holds n1 and n2 with MaxCPUsPerNode=2, p2
+    // overlaps it on n2 and already runs 3 one-CPU jobs there.
+    let mut snap = cluster(100.0);
+    snap.nodes = vec![node("n1", 4, ""), node("n2", 4, "")];
+    let limited = PartitionLimits {
+        max_cpus_per_node: Some(2),
+        ..Default::default()
+    };
+    snap.partitions = vec![
+        PartitionInfo {
+            limits: limited,
+            ..PartitionInfo::new("p1", vec![0, 1])
+        },
+        PartitionInfo::new("p2", vec![1]),
+    ];
+    snap.running = (0..3)
+        .map(|k| {
+            let mut j = job(50 + k, "bob", "");
+            j.partitions = vec!["p2".into()];
+            j.running = Some(Placement {
+                partition: "p2".into(),
+                node: "n2".into(),
+                start: 90.0,
+            });
+            j
+        })
+        .collect();
+    snap.pending = (1..=4)
+        .map(|id| {
+            let mut j = job(id, "alice", "fairmatch: p1=10s p2=10s");
+            j.partitions = vec!["p1".into(), "p2".into()];
+            j
+        })
+        .collect();
+    let d = Planner::new(Config::default()).plan(&snap);
+    let mut placed: Vec<(String, String)> = (1..=4).flat_map(|id| starts(&d, id)).collect();
+    placed.sort();
+    // Two on n1 for p1 (its limit), and n2's last CPU once: to p1 or to
+    // p2, not to both.
+    let on = |p: &str, n: &str| placed.iter().filter(|x| x.0 == p && x.1 == n).count();
+    assert_eq!(on("p1", "n1"), 2, "{d:?}");
+    assert_eq!(on("p1", "n2") + on("p2", "n2"), 1, "{d:?}");
+}
+
+#[test]
+fn oversubscribed_partitions_share_cpus_when_their_jobs_ask_or_are_forced() {
+    use fairmatch::slurm::snapshot::PartitionLimits;
+    let sharing = |force: bool, ask: bool| {
+        let mut snap = one_cpu(100.0);
+        snap.partitions[0].limits = PartitionLimits {
+            jobs_per_cpu: 2,
+            force_share: force,
+            ..Default::default()
+        };
+        snap.pending = (1..=2)
+            .map(|id| {
+                let mut j = job(id, "alice", "fairmatch: cpu=10s");
+                j.partitions = vec!["cpu".into()];
+                j.shares_cpus = ask;
+                j
+            })
+            .collect();
+        let d = Planner::new(Config::default()).plan(&snap);
+        (1..=2).map(|id| starts(&d, id).len()).sum::<usize>()
+    };
+    assert_eq!(sharing(false, true), 2, "YES:2 and both ask");
+    assert_eq!(sharing(true, false), 2, "FORCE:2");
+    assert_eq!(sharing(false, false), 1, "YES:2 and nobody asks");
 }
 
 #[test]
@@ -466,6 +595,7 @@ fn fair_share_follows_the_association_trees_shares() {
             name: "gpu".into(),
             nodes: vec![0, 1, 2, 3],
             schedulable: true,
+            limits: Default::default(),
         }];
         let with = |id: u32, account: &str, shares: Option<f64>| {
             let mut j = gpu_job(id, "someone");

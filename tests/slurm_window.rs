@@ -33,6 +33,7 @@ fn six_nodes(now: f64) -> Snapshot {
         name: name.into(),
         nodes,
         schedulable: true,
+        limits: Default::default(),
     };
     Snapshot {
         now,
@@ -76,6 +77,7 @@ fn submitted(rng: &mut Rng, id: u32) -> JobInfo {
         partitions: vec!["cpu".into(), "gpu".into()],
         cpus: 1,
         needs_gpu: false,
+        shares_cpus: false,
         user_shares: Some(1.0 + (user.len() % 3) as f64),
         account_shares: None,
         submit: 1000.0 + rng.below(40) as f64, // ties in arrival

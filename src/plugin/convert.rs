@@ -6,8 +6,8 @@
 use super::raw;
 use crate::slurm::config::Config;
 use crate::slurm::snapshot::{
-    Action, Checked, Decision, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement,
-    Refusal, Snapshot,
+    Action, Checked, Decision, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo,
+    PartitionLimits, Placement, Preemption, Refusal, Snapshot,
 };
 use std::ffi::{c_char, CStr};
 
@@ -42,6 +42,7 @@ pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
         .map(|n| NodeInfo {
             name: text(n.name),
             cpus: n.cpus,
+            sockets: n.sockets.max(1),
             gres: text(n.gres),
             available: n.available != 0,
             foreign_cpus: n.foreign_cpus,
@@ -59,6 +60,18 @@ pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
                 .filter(|&i| i < nodes.len())
                 .collect(),
             schedulable: p.schedulable != 0,
+            limits: PartitionLimits {
+                max_cpus_per_node: (p.max_cpus_per_node > 0).then_some(p.max_cpus_per_node),
+                max_cpus_per_socket: (p.max_cpus_per_socket > 0).then_some(p.max_cpus_per_socket),
+                jobs_per_cpu: p.jobs_per_cpu.max(1),
+                force_share: p.force_share != 0,
+                priority_tier: p.priority_tier,
+                preemption: match p.preemption as u32 {
+                    raw::FM_PREEMPT_TIER => Preemption::LowerTiers,
+                    raw::FM_PREEMPT_OTHER => Preemption::Other,
+                    _ => Preemption::None,
+                },
+            },
         })
         .collect();
     let n_nodes = nodes.len();
@@ -121,6 +134,7 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
             .collect(),
         cpus: j.cpus,
         needs_gpu: j.needs_gpu != 0,
+        shares_cpus: j.shares_cpus != 0,
         user_shares: (j.user_shares > 0.0).then_some(j.user_shares),
         account_shares: (j.account_shares > 0.0).then_some(j.account_shares),
         submit: j.submit,
@@ -182,6 +196,7 @@ pub fn decision(d: &Decision, out: &mut raw::fm_decision_t) {
         Action::Wait => out.action = raw::FM_WAIT as i32,
     }
     copy(&d.reason, &mut out.reason);
+    out.for_resources = i32::from(d.for_resources);
     copy(d.note.as_deref().unwrap_or(""), &mut out.note);
 }
 

@@ -5,6 +5,7 @@
 
 pub mod config;
 mod estimates;
+pub mod full_nodes;
 pub mod hints;
 pub mod history;
 pub mod planner;

@@ -11,10 +11,13 @@
 //! answer: a started job keeps its slot from one plan to the next; a
 //! refused one (a QOS or association limit, licenses, a node taken
 //! meanwhile) keeps Slurm's reason and sits out the plans for
-//! [`RETRY_AFTER`] seconds, so its slot goes to someone else.
+//! [`RETRY_AFTER`] seconds, so its slot goes to someone else. A refusal
+//! for want of resources marks that node full for that partition
+//! ([`FullNodes`]), and the job is planned again at once elsewhere.
 
 use super::config::{Config, FairshareBy};
 use super::estimates::{self, Estimates, Source};
+use super::full_nodes::{FullNodes, Occupants};
 use super::hints::{self, Hint};
 use super::history::History;
 use super::reasons;
@@ -64,9 +67,11 @@ pub struct Planner {
     started: HashMap<u32, (f64, usize)>,
     /// The last plan's starts per Slurm job, in decision order, until
     /// their outcomes arrive.
-    proposed: HashMap<u32, VecDeque<usize>>,
+    proposed: HashMap<u32, VecDeque<Proposal>>,
     /// Jobs Slurm refused to start, and until when they sit out.
     refused: HashMap<u32, f64>,
+    /// Nodes Slurm found full for a partition though the model did not.
+    full: FullNodes,
     /// Jobs whose hint problems were already reported.
     noted: HashSet<u32>,
     /// Per fair-share key: attained service, at the rates of the last plan.
@@ -74,6 +79,15 @@ pub struct Planner {
 }
 
 pub use super::estimates::MIN_PLANNED_SECONDS;
+
+/// A start the last plan proposed: the model's slot, and where it is.
+struct Proposal {
+    slot: usize,
+    partition: String,
+    node: String,
+    /// What ran on the node when it was proposed.
+    occupants: Option<Occupants>,
+}
 
 /// Users (or accounts) remembered for attained service, at most.
 const MAX_USERS: usize = 10_000;
@@ -88,6 +102,7 @@ impl Planner {
             started: HashMap::new(),
             proposed: HashMap::new(),
             refused: HashMap::new(),
+            full: FullNodes::default(),
             noted: HashSet::new(),
             service: NamedService::default(),
         }
@@ -109,22 +124,27 @@ impl Planner {
     /// What Slurm made of the last plan's starts, in decision order.
     pub fn observe(&mut self, outcomes: &[Outcome]) {
         for o in outcomes {
-            let slot = self
+            let proposal = self
                 .proposed
                 .get_mut(&o.job_id)
                 .and_then(VecDeque::pop_front);
             match &o.result {
                 Ok(running_id) => {
-                    if let Some(slot) = slot {
-                        self.started.insert(*running_id, (o.at, slot));
+                    if let Some(p) = proposal {
+                        self.started.insert(*running_id, (o.at, p.slot));
                     }
                 }
                 Err(refusal) => {
                     log::debug!("job {} not started: {}", o.job_id, refusal.reason);
-                    // A node still busy is retried at once; a limit (QOS,
-                    // association, licenses) holds for a while.
+                    // A node without the resources is full for that
+                    // partition, and the job is tried elsewhere at once; a
+                    // limit (QOS, association, licenses) holds for a while.
                     if !refusal.busy {
                         self.refused.insert(o.job_id, o.at + RETRY_AFTER);
+                    } else if let Some(p) = proposal {
+                        if let Some(occupants) = p.occupants {
+                            self.full.refused(&p.partition, &p.node, occupants, o.at);
+                        }
                     }
                 }
             }
@@ -145,7 +165,7 @@ impl Planner {
         let Some(cap) = self.config.max_candidates else {
             return unchecked();
         };
-        let model = SlotModel::build(&self.config, snap);
+        let model = SlotModel::build(&self.config, snap, &self.full);
         let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
         let mut usable = vec![false; model.flavors.len()];
         for slot in &model.slots {
@@ -225,7 +245,7 @@ impl Planner {
         if self.service.len() > MAX_USERS {
             self.service.forget_least_served(MAX_USERS / 2);
         }
-        let model = SlotModel::build(&self.config, snap);
+        let model = SlotModel::build(&self.config, snap, &self.full);
         let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
         let hints: Vec<Hint> = snap
             .pending
@@ -243,7 +263,22 @@ impl Planner {
             .unwrap_or_else(|never| match never {});
         // The shares users hold from now until the next plan.
         self.service.set_rates(&view.users, &rates);
-        self.decisions(snap, &model, &hints, &estimates, view.starts)
+        let waits_for_resources: Vec<bool> = (0..snap.pending.len())
+            .map(|i| {
+                !view.idle_slots().any(|m| {
+                    let slot = &model.slots[m];
+                    estimates[i][slot.flavor].is_some() && view.usable(i, slot.node)
+                })
+            })
+            .collect();
+        self.decisions(
+            snap,
+            &model,
+            &hints,
+            &estimates,
+            &waits_for_resources,
+            view.starts,
+        )
     }
 
     /// Forgets what it kept of jobs that left, and refusals that expired.
@@ -258,17 +293,21 @@ impl Planner {
         self.noted.retain(|id| live.contains(id));
         self.refused
             .retain(|id, until| live.contains(id) && *until > snap.now);
+        self.full.forget_changed(snap);
         self.proposed.clear();
     }
 
     /// One decision per start (remembered until Slurm's answer comes), and
-    /// a wait with its reason for each record with tasks left unstarted.
+    /// a wait with its reason for each record with tasks left unstarted:
+    /// Slurm's `Resources` where no slot it may use is free
+    /// (`waits_for_resources`), the plan's queue otherwise.
     fn decisions(
         &mut self,
         snap: &Snapshot,
         model: &SlotModel,
         hints: &[Hint],
         estimates: &[Estimates],
+        waits_for_resources: &[bool],
         mut starts: HashMap<usize, Vec<usize>>,
     ) -> Vec<Decision> {
         let mut decisions = Vec::new();
@@ -277,20 +316,35 @@ impl Planner {
             let slots = starts.remove(&i).unwrap_or_default();
             for &m in &slots {
                 let slot = &model.slots[m];
-                self.proposed.entry(job.job_id).or_default().push_back(m);
+                let (partition, node) = (
+                    model.flavors[slot.flavor].name.clone(),
+                    snap.nodes[slot.node].name.clone(),
+                );
+                self.proposed
+                    .entry(job.job_id)
+                    .or_default()
+                    .push_back(Proposal {
+                        slot: m,
+                        partition: partition.clone(),
+                        node: node.clone(),
+                        occupants: Occupants::of(snap, &node),
+                    });
                 decisions.push(Decision {
                     job_id: job.job_id,
                     action: Action::Start {
-                        partition: model.flavors[slot.flavor].name.clone(),
-                        node: snap.nodes[slot.node].name.clone(),
+                        partition,
+                        node,
                         gpus: u32::from(slot.gpu),
                     },
                     reason: String::new(),
+                    for_resources: false,
                     note: note.clone(),
                 });
             }
             if slots.len() < job.tasks.max(1) as usize {
-                let reason = if self.refused.contains_key(&job.job_id) {
+                let refused = self.refused.contains_key(&job.job_id);
+                let for_resources = !refused && slots.is_empty() && waits_for_resources[i];
+                let reason = if refused || for_resources {
                     String::new() // Slurm's own reason for the refusal
                 } else {
                     reasons::wait_reason(model, &hints[i], &estimates[i])
@@ -299,6 +353,7 @@ impl Planner {
                     job_id: job.job_id,
                     action: Action::Wait,
                     reason,
+                    for_resources,
                     note: if slots.is_empty() { note } else { None },
                 });
             }

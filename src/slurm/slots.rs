@@ -9,10 +9,21 @@
 //! forbids starts offers none, the CPUs and GPUs held by jobs the plan
 //! does not model are taken off, and a node reserved for an unmodelled job
 //! (the head of Slurm's queue, say a multi-node job) is left alone.
+//!
+//! The partition's own limits hold as Slurm's node selection applies them:
+//! `MaxCPUsPerNode` and `MaxCPUsPerSocket` cap its CPUs on each node, and
+//! `OverSubscribe` lets its jobs share CPUs (always with `FORCE`; with
+//! `YES` when every job of the partition asks to). Where partitions
+//! overlap, what the other partitions' running jobs hold of a node is not
+//! this partition's, unless its jobs may preempt them. A node Slurm
+//! refused a start on though the model thought it free ([`FullNodes`])
+//! offers that partition nothing until its jobs change.
 
 use super::config::Config;
-use super::snapshot::Snapshot;
+use super::full_nodes::FullNodes;
+use super::snapshot::{PartitionInfo, Preemption, Snapshot};
 use crate::model::Flavor;
+use std::collections::HashMap;
 
 /// One slot: a place for one job on one node.
 #[derive(Clone, Debug)]
@@ -39,7 +50,7 @@ pub struct SlotModel {
 
 impl SlotModel {
     /// Builds the slots the snapshot's managed partitions offer now.
-    pub fn build(config: &Config, snap: &Snapshot) -> SlotModel {
+    pub fn build(config: &Config, snap: &Snapshot, full: &FullNodes) -> SlotModel {
         let slot_cpus = if config.cpus_per_slot > 0 {
             config.cpus_per_slot
         } else {
@@ -51,26 +62,39 @@ impl SlotModel {
                 .unwrap_or(1)
                 .max(1)
         };
+        let held = HeldByPartition::of(snap);
         let mut flavors = Vec::new();
         let mut gpu_flavor = Vec::new();
         let mut flavor_nodes = Vec::new();
         let mut slots = Vec::new();
         for part in snap.partitions.iter().filter(|p| config.manages(&p.name)) {
             let flavor = flavors.len();
-            let gpu = part.nodes.iter().any(|&n| snap.nodes[n].gpus() > 0);
+            let gpu = is_gpu(snap, part);
+            let share = cpu_share(snap, part);
             let before = slots.len();
             let usable = part
                 .nodes
                 .iter()
                 .map(|&n| (n, &snap.nodes[n]))
                 .filter(|(_, node)| {
-                    part.schedulable && node.available && node.reserved_from.is_none()
+                    part.schedulable
+                        && node.available
+                        && node.reserved_from.is_none()
+                        && !full.contains(&part.name, &node.name)
                 });
             for (n, node) in usable {
+                let (other_cpus, other_gpus) = held.by_others(n, part);
                 let count = if gpu {
-                    node.gpus().saturating_sub(node.foreign_gpus)
+                    node.gpus()
+                        .saturating_sub(node.foreign_gpus)
+                        .saturating_sub(other_gpus)
                 } else {
-                    node.cpus.saturating_sub(node.foreign_cpus) / slot_cpus
+                    let free = node
+                        .cpus
+                        .saturating_sub(node.foreign_cpus)
+                        .saturating_sub(other_cpus);
+                    let cpus = free.min(part.limits.cpus_on(node.cpus, node.sockets));
+                    cpus.saturating_mul(share) / slot_cpus
                 };
                 slots.extend((0..count).map(|_| Slot {
                     flavor,
@@ -98,5 +122,95 @@ impl SlotModel {
     /// The index of the flavor for partition `name`.
     pub fn flavor_index(&self, name: &str) -> Option<usize> {
         self.flavors.iter().position(|f| f.name == name)
+    }
+}
+
+/// A partition is a GPU flavor when any of its nodes has GPUs.
+fn is_gpu(snap: &Snapshot, part: &PartitionInfo) -> bool {
+    part.nodes.iter().any(|&n| snap.nodes[n].gpus() > 0)
+}
+
+/// Jobs per CPU of `part`: its `OverSubscribe` count where its jobs share
+/// (`FORCE`, or every job of it asked to), else 1.
+fn cpu_share(snap: &Snapshot, part: &PartitionInfo) -> u32 {
+    let limits = &part.limits;
+    if limits.jobs_per_cpu <= 1 {
+        return 1;
+    }
+    let mut jobs = snap
+        .pending
+        .iter()
+        .filter(|j| j.partitions.contains(&part.name))
+        .chain(
+            snap.running
+                .iter()
+                .filter(|j| j.running.as_ref().is_some_and(|p| p.partition == part.name)),
+        );
+    if limits.force_share || jobs.all(|j| j.shares_cpus) {
+        limits.jobs_per_cpu
+    } else {
+        1
+    }
+}
+
+/// CPUs and GPUs the running jobs of each partition hold on each node.
+struct HeldByPartition<'s> {
+    /// Per node: (partition, CPUs, GPUs) of each running job there.
+    on_node: HashMap<usize, Vec<(&'s str, u32, u32)>>,
+    /// Each partition's `PriorityTier`.
+    tiers: HashMap<&'s str, u32>,
+}
+
+impl<'s> HeldByPartition<'s> {
+    fn of(snap: &'s Snapshot) -> Self {
+        let index: HashMap<&str, usize> = snap
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let gpu_parts: Vec<&str> = snap
+            .partitions
+            .iter()
+            .filter(|p| is_gpu(snap, p))
+            .map(|p| p.name.as_str())
+            .collect();
+        let mut on_node: HashMap<usize, Vec<(&str, u32, u32)>> = HashMap::new();
+        for job in &snap.running {
+            let Some(place) = &job.running else { continue };
+            let Some(&n) = index.get(place.node.as_str()) else {
+                continue;
+            };
+            let gpus = u32::from(job.needs_gpu || gpu_parts.contains(&place.partition.as_str()));
+            on_node
+                .entry(n)
+                .or_default()
+                .push((place.partition.as_str(), job.cpus, gpus));
+        }
+        let tiers = snap
+            .partitions
+            .iter()
+            .map(|p| (p.name.as_str(), p.limits.priority_tier))
+            .collect();
+        HeldByPartition { on_node, tiers }
+    }
+
+    /// What the running jobs of partitions other than `part` hold of node
+    /// `n` and `part`'s jobs may not preempt: (CPUs, GPUs).
+    fn by_others(&self, n: usize, part: &PartitionInfo) -> (u32, u32) {
+        let tier = part.limits.priority_tier;
+        let preemptable = |other: &str| match part.limits.preemption {
+            Preemption::None => false,
+            Preemption::LowerTiers => self.tiers.get(other).is_some_and(|&t| t < tier),
+            Preemption::Other => true,
+        };
+        self.on_node
+            .get(&n)
+            .into_iter()
+            .flatten()
+            .filter(|(p, _, _)| *p != part.name && !preemptable(p))
+            .fold((0, 0), |(c, g), (_, cpus, gpus)| {
+                (c.saturating_add(*cpus), g.saturating_add(*gpus))
+            })
     }
 }

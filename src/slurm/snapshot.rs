@@ -9,6 +9,8 @@ pub struct NodeInfo {
     pub name: String,
     /// Configured CPUs.
     pub cpus: u32,
+    /// Configured sockets (at least 1).
+    pub sockets: u32,
     /// The node's configured GRES string, e.g. `gpu:2` or `gpu:a100:4`.
     pub gres: String,
     /// Up and not drained: its slots may be given out.
@@ -28,6 +30,7 @@ impl NodeInfo {
         NodeInfo {
             name: name.into(),
             cpus,
+            sockets: 1,
             gres: gres.into(),
             available: true,
             foreign_cpus: 0,
@@ -59,6 +62,76 @@ pub struct PartitionInfo {
     pub nodes: Vec<usize>,
     /// The partition's state lets jobs start (UP or DRAIN).
     pub schedulable: bool,
+    /// What the partition lets its jobs hold of a node.
+    pub limits: PartitionLimits,
+}
+
+impl PartitionInfo {
+    /// An up partition of `nodes` with no limits.
+    pub fn new(name: &str, nodes: Vec<usize>) -> Self {
+        PartitionInfo {
+            name: name.into(),
+            nodes,
+            schedulable: true,
+            limits: PartitionLimits::default(),
+        }
+    }
+}
+
+/// A partition's limits on its jobs' share of a node, which Slurm's node
+/// selection enforces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionLimits {
+    /// `MaxCPUsPerNode`: CPUs its jobs may hold on one node.
+    pub max_cpus_per_node: Option<u32>,
+    /// `MaxCPUsPerSocket`: CPUs its jobs may hold on one socket.
+    pub max_cpus_per_socket: Option<u32>,
+    /// `OverSubscribe=YES:n` or `FORCE:n`: jobs that may share one CPU
+    /// (1: none share).
+    pub jobs_per_cpu: u32,
+    /// `OverSubscribe=FORCE`: jobs share CPUs without asking.
+    pub force_share: bool,
+    /// `PriorityTier`.
+    pub priority_tier: u32,
+    /// Whether its jobs may preempt others' to start.
+    pub preemption: Preemption,
+}
+
+/// Whom a partition's jobs may preempt to start, as `PreemptType` says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Preemption {
+    /// No one.
+    #[default]
+    None,
+    /// Jobs of partitions of a lower `PriorityTier` (`preempt/partition_prio`).
+    LowerTiers,
+    /// Whomever the QOS says (`preempt/qos`): anyone, as far as the plan knows.
+    Other,
+}
+
+impl Default for PartitionLimits {
+    fn default() -> Self {
+        PartitionLimits {
+            max_cpus_per_node: None,
+            max_cpus_per_socket: None,
+            jobs_per_cpu: 1,
+            force_share: false,
+            priority_tier: 1,
+            preemption: Preemption::None,
+        }
+    }
+}
+
+impl PartitionLimits {
+    /// CPUs the partition's jobs may hold on a node of `cpus` CPUs and
+    /// `sockets` sockets.
+    pub fn cpus_on(&self, cpus: u32, sockets: u32) -> u32 {
+        let per_socket = self
+            .max_cpus_per_socket
+            .map_or(u32::MAX, |c| c.saturating_mul(sockets.max(1)));
+        cpus.min(self.max_cpus_per_node.unwrap_or(u32::MAX))
+            .min(per_socket)
+    }
 }
 
 /// A pending or running job, as slurmctld knows it this cycle.
@@ -85,6 +158,8 @@ pub struct JobInfo {
     pub cpus: u32,
     /// The job itself asked for one GPU: only GPU partitions will do.
     pub needs_gpu: bool,
+    /// The job asked to share its CPUs (`--oversubscribe`).
+    pub shares_cpus: bool,
     /// Fair-share shares (sacctmgr's `Fairshare=`) of the job's user and
     /// account associations, where accounting has them.
     pub user_shares: Option<f64>,
@@ -191,7 +266,8 @@ pub struct Outcome {
 pub struct Refusal {
     /// Slurm's words (`QOSGrpGRES`, `Licenses`, `Resources`, ...).
     pub reason: String,
-    /// Only the node was not free yet: worth trying again at once.
+    /// The node lacked the resources: the job is worth trying again at
+    /// once, elsewhere ([`super::full_nodes`]).
     pub busy: bool,
 }
 
@@ -205,6 +281,9 @@ pub struct Decision {
     /// Shown to the user as the job's reason while it waits; empty keeps
     /// the reason Slurm gave.
     pub reason: String,
+    /// It waits because no slot it may use is free: Slurm's `Resources`
+    /// stands for `reason`, as backfill shows it.
+    pub for_resources: bool,
     /// Set once per job when its hint had problems or was missing: goes to
     /// the admin comment and the log.
     pub note: Option<String>,

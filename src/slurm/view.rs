@@ -7,7 +7,7 @@
 use super::estimates::Estimates;
 use super::hints::{self, Hint};
 use super::slots::SlotModel;
-use super::snapshot::{JobInfo, Snapshot};
+use super::snapshot::{JobInfo, Preemption, Snapshot};
 use crate::policy::decision_loop::Driver;
 use crate::policy::{MachineView, PendingJob, PolicyError, RunningJob, Start, View};
 use std::collections::HashMap;
@@ -52,6 +52,9 @@ pub(super) struct SnapshotView<'s> {
     record_of: HashMap<usize, usize>,
     /// Per snapshot record, the slots its tasks start on.
     pub(super) starts: HashMap<usize, Vec<usize>>,
+    /// CPUs left on each node that offers slots to several partitions:
+    /// their slots overlap, so a start in one takes from the others.
+    shared_cpus_left: HashMap<usize, u32>,
 }
 
 impl<'s> SnapshotView<'s> {
@@ -83,6 +86,7 @@ impl<'s> SnapshotView<'s> {
             pending: Vec::new(),
             record_of: HashMap::new(),
             starts: HashMap::new(),
+            shared_cpus_left: shared_cpus_left(snap, model),
         };
         // A user's (or account's) weight is its fair-share shares in the
         // association tree, where accounting keeps one, taken from its
@@ -188,13 +192,57 @@ impl<'s> SnapshotView<'s> {
         }
     }
 
+    /// The slots no job holds once the plan's starts are applied.
+    pub(super) fn idle_slots(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.machines.len()).filter(|&m| self.machines[m].idle)
+    }
+
     /// Whether snapshot record `record` may run on node `node`.
-    fn usable(&self, record: usize, node: usize) -> bool {
+    pub(super) fn usable(&self, record: usize, node: usize) -> bool {
         self.snap.pending[record]
             .usable_nodes
             .as_ref()
             .is_none_or(|nodes| nodes.contains(&node))
     }
+}
+
+/// Per node that offers slots to more than one partition, the CPUs no job
+/// holds there; none where jobs may preempt others.
+fn shared_cpus_left(snap: &Snapshot, model: &SlotModel) -> HashMap<usize, u32> {
+    // Where jobs may preempt to start, Slurm's select_nodes() makes room.
+    if snap
+        .partitions
+        .iter()
+        .any(|p| p.limits.preemption != Preemption::None)
+    {
+        return HashMap::new();
+    }
+    let mut flavors_on: HashMap<usize, Vec<usize>> = HashMap::new();
+    for slot in &model.slots {
+        let on = flavors_on.entry(slot.node).or_default();
+        if !on.contains(&slot.flavor) {
+            on.push(slot.flavor);
+        }
+    }
+    flavors_on
+        .into_iter()
+        .filter(|(_, flavors)| flavors.len() > 1)
+        .map(|(n, _)| {
+            let node = &snap.nodes[n];
+            let held: u32 = snap
+                .running
+                .iter()
+                .filter(|j| j.running.as_ref().is_some_and(|p| p.node == node.name))
+                .map(|j| j.cpus)
+                .sum();
+            (
+                n,
+                node.cpus
+                    .saturating_sub(node.foreign_cpus)
+                    .saturating_sub(held),
+            )
+        })
+        .collect()
 }
 
 /// Users (or accounts) sorted by name: the policy breaks ties between
@@ -263,6 +311,14 @@ impl Driver for SnapshotView<'_> {
             };
             if !self.machines[machine].idle {
                 continue;
+            }
+            let node = self.model.slots[machine].node;
+            if let Some(left) = self.shared_cpus_left.get_mut(&node) {
+                let need = self.snap.pending[record].cpus.max(1);
+                if *left < need {
+                    continue;
+                }
+                *left -= need;
             }
             self.machines[machine].idle = false;
             self.machines[machine].free_at = self.snap.now + length;

@@ -8,6 +8,7 @@ mod harness;
 mod reliability;
 mod scale;
 mod shared_cluster;
+mod slurm_rules;
 mod versions;
 
 use fairmatch::bundled::Bundled;
