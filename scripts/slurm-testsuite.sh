@@ -160,6 +160,7 @@ MpiDefault=none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
+SlurmdParameters=config_overrides
 SlurmctldDebug=info
 SlurmdDebug=info
 MinJobAge=300
@@ -198,9 +199,9 @@ run_under() {
             "$venv/bin/pytest" --auto-config -p no:cacheprovider --continue-on-collection-errors -o junit_family=xunit1 \
             --junitxml="$out/results/$sched.xml" -q -rN "${paths[@]}") \
         >"$out/results/$sched.log" 2>&1 || true
+    # The suite stops what it started; this catches what a failed
+    # teardown left, and nothing of any other cluster.
     pkill -f "$out/root/sbin/slurm" 2>/dev/null || true
-    pkill -x slurmctld 2>/dev/null || true
-    pkill -x slurmd 2>/dev/null || true
     tail -1 "$out/results/$sched.log" >&2
 }
 
