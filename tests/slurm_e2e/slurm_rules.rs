@@ -36,6 +36,18 @@ fn all_running(c: &Cluster, ids: &[u32], timeout: Duration) -> bool {
 fn v_immediate_jobs_start_on_an_idle_cluster() {
     for sched in SCHEDULERS {
         let c = Cluster::start(&["--sched", sched, "--sched-params", "bf_interval=1"], FAST);
+        for program in ["srun", "salloc"] {
+            let out = c
+                .cmd(program)
+                .args(["--immediate", "-p", "cpu", "-n", "1", "true"])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{sched}: {program} --immediate failed on an idle cluster: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         let out = run(c.cmd("scontrol").args(["show", "config"]));
         let config = String::from_utf8_lossy(&out.stdout);
         let params = config
@@ -48,17 +60,13 @@ fn v_immediate_jobs_start_on_an_idle_cluster() {
                 params.contains("= sched_interval=-1,bf_interval=1"),
                 "{params}"
             );
-        }
-        for program in ["srun", "salloc"] {
-            let out = c
-                .cmd(program)
-                .args(["--immediate", "-p", "cpu", "-n", "1", "true"])
-                .output()
-                .unwrap();
+            let batch = c.submit(&["-p", "cpu", "--comment", "fairmatch: cpu=1s"], 1.0, 1.0);
+            c.wait_done(&[batch], Duration::from_secs(30));
             assert!(
-                out.status.success(),
-                "{sched}: {program} --immediate failed on an idle cluster: {}",
-                String::from_utf8_lossy(&out.stderr)
+                c.log()
+                    .contains(&format!("fairmatch: started JobId={batch} in cpu")),
+                "the batch job was not the plan's\n{}",
+                c.log_tail()
             );
         }
     }
