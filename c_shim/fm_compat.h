@@ -26,6 +26,19 @@ typedef struct job_details job_details_t;
 #define FM_GRES_GPU_ONE "gres:gpu:1"
 #endif
 
+/* --- SchedulerParameters ---------------------------------------------- */
+
+/* What the shim puts first in SchedulerParameters. From 23.02 on,
+ * "defer_batch" spares every batch submission Slurm's top-priority scan of
+ * the job list (batch jobs never start at submit anyway) and leaves
+ * interactive ones as they are; before, any "defer" defers interactive
+ * jobs too, and --immediate would fail. */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+#define FM_REQUIRED_SCHED_PARAMS "sched_interval=-1,defer_batch"
+#else
+#define FM_REQUIRED_SCHED_PARAMS "sched_interval=-1"
+#endif
+
 /* --- partition limits ----------------------------------------------- */
 
 /* MaxCPUsPerSocket came in 23.02; before it a partition has no such

@@ -288,7 +288,8 @@ static bool _would_suspend_exempt(job_record_t *job_ptr,
 				  part_record_t *part_ptr,
 				  node_record_t *node_ptr)
 {
-	if (!(slurm_conf.preempt_mode & PREEMPT_MODE_GANG))
+	if (!(slurm_conf.preempt_mode & PREEMPT_MODE_GANG) ||
+	    xstrcmp(slurm_conf.preempt_type, "preempt/partition_prio"))
 		return false;
 	uint32_t held = 0;
 	bool exempt = false;
@@ -325,8 +326,10 @@ static void _refused(fm_outcome_t *o, job_record_t *job_ptr, int rc)
 	const char *why = (job_ptr && job_ptr->state_reason != WAIT_NO_REASON) ?
 		fm_job_reason_string(job_ptr->state_reason) : slurm_strerror(rc);
 	o->result = FM_REFUSED;
-	o->busy = rc == ESLURM_NODES_BUSY ||
-		  (job_ptr && job_ptr->state_reason == WAIT_RESOURCES);
+	/* Only "busy" says the node would do once freer; a node that can
+	 * never hold this job (too little memory, say) is the job's problem,
+	 * not the node's, and must stay in other jobs' plans. */
+	o->busy = rc == ESLURM_NODES_BUSY;
 	strlcpy(o->reason, why, sizeof(o->reason));
 }
 

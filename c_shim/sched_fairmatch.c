@@ -17,7 +17,8 @@
  *     fairmatch_rs_observe().
  *
  * Order control: fairmatch starts the jobs. It prepends
- * "sched_interval=-1" to SchedulerParameters, so Slurm never runs its main
+ * "sched_interval=-1" to SchedulerParameters (and, from 23.02 on,
+ * "defer_batch": see fm_compat.h), so Slurm never runs its main
  * scheduling loop. The one start left to Slurm is its own at submit time:
  * an interactive allocation (salloc, srun) that is the top priority of its
  * partitions and fits on idle resources starts at once, as under
@@ -28,7 +29,7 @@
 
 #include "fm_slurm.h"
 
-#define REQUIRED_PARAMS "sched_interval=-1"
+#define REQUIRED_PARAMS FM_REQUIRED_SCHED_PARAMS
 /* Look again at least this often even when nothing changed, so estimates
  * that ran out are noticed. */
 #define MAX_IDLE_SECONDS 5
@@ -81,9 +82,11 @@ void fairmatch_shim_log(int32_t level, const char *message)
 
 /* Slurm's main loop must not start jobs behind fairmatch's back.
  * Prepending wins over any later value, since Slurm parses the first
- * occurrence. Slurm's submit-time start is left as the site set it:
- * "defer" there makes every --immediate request fail, as under backfill.
- * Runs under slurmctld's config lock (init and reconfigure hold it). */
+ * occurrence. Interactive jobs keep Slurm's submit-time start, so
+ * --immediate works: from 23.02 on "defer_batch" wins over a site's
+ * "defer"; before, a site's "defer" makes --immediate fail, as under
+ * backfill. Runs under slurmctld's config lock (init and reconfigure hold
+ * it). */
 static void _ensure_sched_params(void)
 {
 	char *params = slurm_conf.sched_params;
@@ -97,7 +100,10 @@ static void _ensure_sched_params(void)
 	char *copy = xstrdup(params ? params : ""), *save = NULL;
 	for (char *t = strtok_r(copy, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save))
-		xstrfmtcat(updated, ",%s", t);
+		/* Ours comes first; a second would only repeat it. */
+		if (!xstrcasestr(REQUIRED_PARAMS, "defer_batch") ||
+		    xstrcasecmp(t, "defer_batch"))
+			xstrfmtcat(updated, ",%s", t);
 	xfree(copy);
 	info("fairmatch: SchedulerParameters=%s (fairmatch starts jobs itself)",
 	     updated);

@@ -68,12 +68,18 @@ impl FullNodes {
         });
     }
 
-    /// Whether `partition` may not use `node` now.
-    pub fn contains(&self, partition: &str, node: &str) -> bool {
-        !self.full.is_empty()
-            && self
-                .full
-                .contains_key(&(partition.to_owned(), node.to_owned()))
+    /// Whether `partition` may not use `node` in `snap`: Slurm found it
+    /// full, and neither its jobs nor [`FULL_FOR`] have passed since. Asks
+    /// without forgetting, so every model built from `snap` agrees.
+    pub fn holds(&self, snap: &Snapshot, partition: &str, node: &str) -> bool {
+        if self.full.is_empty() {
+            return false;
+        }
+        self.full
+            .get(&(partition.to_owned(), node.to_owned()))
+            .is_some_and(|(occupants, until)| {
+                *until > snap.now && Occupants::of(snap, node).as_ref() == Some(occupants)
+            })
     }
 
     /// How many (partition, node) pairs are full.
@@ -110,13 +116,25 @@ mod tests {
         let mut full = FullNodes::default();
         let s = snap(100.0, 0);
         full.refused("p", "n1", Occupants::of(&s, "n1").unwrap(), 100.0);
-        assert!(full.contains("p", "n1"));
-        assert!(!full.contains("q", "n1"), "only the refused partition");
-        assert!(!full.contains("p", "n2"));
+        assert!(full.holds(&s, "p", "n1"));
+        assert!(!full.holds(&s, "q", "n1"), "only the refused partition");
+        assert!(!full.holds(&s, "p", "n2"));
+        assert!(
+            full.holds(&snap(110.0, 0), "p", "n1"),
+            "nothing changed on n1"
+        );
+        assert!(
+            !full.holds(&snap(111.0, 2), "p", "n1"),
+            "a foreign job came or went"
+        );
+        assert!(
+            !full.holds(&snap(100.0 + FULL_FOR, 0), "p", "n1"),
+            "FULL_FOR passed"
+        );
         full.forget_changed(&snap(110.0, 0));
-        assert!(full.contains("p", "n1"), "nothing changed on n1");
+        assert_eq!(full.len(), 1, "kept while nothing changed");
         full.forget_changed(&snap(111.0, 2));
-        assert!(!full.contains("p", "n1"), "a foreign job came or went");
+        assert!(full.is_empty(), "forgotten once its jobs changed");
         full.refused("p", "n1", Occupants::of(&s, "n1").unwrap(), 100.0);
         full.forget_changed(&snap(100.0 + FULL_FOR, 0));
         assert!(full.is_empty(), "held for FULL_FOR at most");

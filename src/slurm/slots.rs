@@ -2,7 +2,7 @@
 //! flavor, and its nodes offer slots. A GPU partition (its nodes have
 //! GPUs) has one slot per GPU; a CPU partition has `cpus / cpus_per_slot`
 //! slots per node, where `cpus_per_slot` is the configured value or, by
-//! default, the most CPUs any managed job asks for.
+//! default, the most CPUs a job that may run in that partition asks for.
 //!
 //! Slots exist only where fairmatch may start a job now: a node that is
 //! down, drained or not responding offers none, a partition whose state
@@ -17,7 +17,8 @@
 //! overlap, what the other partitions' running jobs hold of a node is not
 //! this partition's, unless its jobs may preempt them. A node Slurm
 //! refused a start on though the model thought it free ([`FullNodes`])
-//! offers that partition nothing until its jobs change.
+//! offers that partition nothing new until its jobs change. A partition's
+//! running jobs always keep their slots.
 
 use super::config::Config;
 use super::full_nodes::FullNodes;
@@ -51,17 +52,6 @@ pub struct SlotModel {
 impl SlotModel {
     /// Builds the slots the snapshot's managed partitions offer now.
     pub fn build(config: &Config, snap: &Snapshot, full: &FullNodes) -> SlotModel {
-        let slot_cpus = if config.cpus_per_slot > 0 {
-            config.cpus_per_slot
-        } else {
-            snap.pending
-                .iter()
-                .chain(&snap.running)
-                .map(|j| j.cpus)
-                .max()
-                .unwrap_or(1)
-                .max(1)
-        };
         let held = HeldByPartition::of(snap);
         let mut flavors = Vec::new();
         let mut gpu_flavor = Vec::new();
@@ -71,20 +61,23 @@ impl SlotModel {
             let flavor = flavors.len();
             let gpu = is_gpu(snap, part);
             let share = cpu_share(snap, part);
+            let slot_cpus = slot_cpus(config, snap, part);
             let before = slots.len();
             let usable = part
                 .nodes
                 .iter()
                 .map(|&n| (n, &snap.nodes[n]))
                 .filter(|(_, node)| {
-                    part.schedulable
-                        && node.available
-                        && node.reserved_from.is_none()
-                        && !full.contains(&part.name, &node.name)
+                    part.schedulable && node.available && node.reserved_from.is_none()
                 });
             for (n, node) in usable {
                 let (other_cpus, other_gpus) = held.by_others(n, part);
-                let count = if gpu {
+                // The partition's own running jobs keep their slots
+                // whatever else holds the node: the plan places them there.
+                let own = held.jobs_of(n, &part.name);
+                let count = if full.holds(snap, &part.name, &node.name) {
+                    own
+                } else if gpu {
                     node.gpus()
                         .saturating_sub(node.foreign_gpus)
                         .saturating_sub(other_gpus)
@@ -95,7 +88,8 @@ impl SlotModel {
                         .saturating_sub(other_cpus);
                     let cpus = free.min(part.limits.cpus_on(node.cpus, node.sockets));
                     cpus.saturating_mul(share) / slot_cpus
-                };
+                }
+                .max(own);
                 slots.extend((0..count).map(|_| Slot {
                     flavor,
                     node: n,
@@ -123,6 +117,28 @@ impl SlotModel {
     pub fn flavor_index(&self, name: &str) -> Option<usize> {
         self.flavors.iter().position(|f| f.name == name)
     }
+}
+
+/// CPUs per slot of a CPU partition: the configured value, or the most
+/// CPUs a job that may run in it asks for.
+fn slot_cpus(config: &Config, snap: &Snapshot, part: &PartitionInfo) -> u32 {
+    if config.cpus_per_slot > 0 {
+        return config.cpus_per_slot;
+    }
+    let pending = snap
+        .pending
+        .iter()
+        .filter(|j| j.partitions.contains(&part.name));
+    let running = snap
+        .running
+        .iter()
+        .filter(|j| j.running.as_ref().is_some_and(|p| p.partition == part.name));
+    pending
+        .chain(running)
+        .map(|j| j.cpus)
+        .max()
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// A partition is a GPU flavor when any of its nodes has GPUs.
@@ -193,6 +209,12 @@ impl<'s> HeldByPartition<'s> {
             .map(|p| (p.name.as_str(), p.limits.priority_tier))
             .collect();
         HeldByPartition { on_node, tiers }
+    }
+
+    /// How many running jobs of `partition` are on node `n`.
+    fn jobs_of(&self, n: usize, partition: &str) -> u32 {
+        let on = self.on_node.get(&n).into_iter().flatten();
+        on.filter(|(p, _, _)| *p == partition).count() as u32
     }
 
     /// What the running jobs of partitions other than `part` hold of node
