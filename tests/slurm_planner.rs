@@ -694,3 +694,43 @@ fn run_times_learned_while_no_plan_runs_reach_the_next_plan() {
     let note = d[0].note.clone().unwrap_or_default();
     assert!(note.contains("cpu=42s (history)"), "{note}");
 }
+
+#[test]
+fn a_big_job_elsewhere_does_not_size_a_capped_partitions_slots() {
+    use fairmatch::slurm::snapshot::PartitionLimits;
+    // p1 may hold one CPU per node; a 4-CPU job waits for the GPUs only.
+    let mut snap = cluster(100.0);
+    snap.partitions[0].limits = PartitionLimits {
+        max_cpus_per_node: Some(1),
+        ..Default::default()
+    };
+    let mut small = job(1, "alice", "fairmatch: cpu=10s");
+    small.partitions = vec!["cpu".into()];
+    let mut big = gpu_job(2, "bob");
+    big.cpus = 4;
+    snap.pending = vec![small, big];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert_eq!(starts(&d, 1).len(), 1, "{d:?}");
+}
+
+#[test]
+fn running_jobs_keep_their_slots_on_a_node_slurm_found_full() {
+    use fairmatch::slurm::full_nodes::{FullNodes, Occupants};
+    use fairmatch::slurm::slots::SlotModel;
+    let mut snap = one_gpu(100.0);
+    snap.nodes[0].gres = "gpu:2".into();
+    let mut running = gpu_job(5, "bob");
+    running.running = Some(Placement {
+        partition: "gpu".into(),
+        node: "g1".into(),
+        start: 90.0,
+    });
+    snap.running = vec![running];
+    let config = Config::default();
+    let mut full = FullNodes::default();
+    assert_eq!(SlotModel::build(&config, &snap, &full).slots.len(), 2);
+    let occupants = Occupants::of(&snap, "g1").unwrap();
+    full.refused("gpu", "g1", occupants, 100.0);
+    // No new slot, but bob's stays: the plan still counts his job.
+    assert_eq!(SlotModel::build(&config, &snap, &full).slots.len(), 1);
+}
