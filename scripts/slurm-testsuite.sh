@@ -25,7 +25,8 @@
 # commands' --json), `expect`, a venv with pytest and the suite's Python
 # modules (cached in $FAIRMATCH_CACHE/testsuite-venv), and, when run as
 # root, a stand-in for sudo (the suite runs commands as other users with
-# "sudo -u"). It needs root for the daemons.
+# "sudo -u"), and MariaDB for the tests that need accounting (started on
+# a loopback port for the run). It needs root for the daemons.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -139,6 +140,8 @@ write_config() {
 ClusterName=testsuite
 SlurmctldHost=localhost
 SlurmctldPort=7817
+AccountingStorageHost=localhost
+AccountingStoragePort=7819
 SlurmUser=root
 SlurmdUser=root
 SlurmctldPidFile=$out/spool/slurmctld.pid
@@ -169,12 +172,18 @@ InactiveLimit=0
 NodeName=node0 NodeHostname=localhost Port=7818 CPUs=2 State=UNKNOWN
 PartitionName=primary Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
-    # Never started (no accounting here), but the suite reads the
-    # release from `slurmdbd -V`, which wants the file.
+    # The suite starts slurmdbd itself where a test needs accounting.
     cat >"$etc/slurmdbd.conf" <<EOF
+AuthType=auth/none
 DbdHost=localhost
+DbdPort=7819
 SlurmUser=root
 StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=7820
+StorageUser=slurm
+StoragePass=testsuite
+StorageLoc=slurm_acct_db
 PidFile=$out/spool/slurmdbd.pid
 LogFile=$out/log/slurmdbd.log
 EOF
@@ -187,6 +196,36 @@ SlurmInstallDir=$out/root
 SlurmConfigDir=$out/root/etc
 EOF
 }
+
+# MariaDB for the tests that need accounting, on a loopback port, for the
+# whole run; the suite backs up and restores its database around each
+# module.
+start_mariadb() {
+    local db=$out/db
+    rm -rf "$db"
+    mkdir -p "$db"
+    mariadb-install-db --user=root --datadir="$db/data" --skip-test-db \
+        >"$db/install.log" 2>&1 || die "mariadb-install-db failed; see $db/install.log"
+    mariadbd --user=root --datadir="$db/data" --socket="$db/mysql.sock" \
+        --port=7820 --bind-address=127.0.0.1 --pid-file="$db/mariadbd.pid" \
+        --log-error="$db/error.log" --skip-log-bin --innodb-buffer-pool-size=32M \
+        </dev/null >/dev/null 2>&1 &
+    local sql=(mariadb --socket="$db/mysql.sock" -uroot)
+    for _ in $(seq 150); do "${sql[@]}" -e 'select 1' >/dev/null 2>&1 && break; sleep 0.2; done
+    "${sql[@]}" -e "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'testsuite';
+        GRANT ALL ON *.* TO 'slurm'@'127.0.0.1';" >/dev/null ||
+        die "MariaDB did not come up; see $db/error.log"
+}
+stop_mariadb() {
+    [ -f "$out/db/mariadbd.pid" ] && kill "$(cat "$out/db/mariadbd.pid")" 2>/dev/null
+    return 0
+}
+command -v mariadbd >/dev/null || {
+    log "installing MariaDB (accounting for the tests that need it)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-server mariadb-client >&2
+}
+start_mariadb
+trap stop_mariadb EXIT
 
 run_under() {
     local sched=$1
@@ -209,5 +248,6 @@ scheds=(backfill fairmatch)
 [ -n "$only" ] && scheds=("$only")
 for sched in "${scheds[@]}"; do run_under "$sched"; done
 [ -n "$only" ] && exit 0
-exec python3 "$repo/scripts/slurm-testsuite-diff.py" \
+# The comparison's status is the script's; the trap stops MariaDB.
+python3 "$repo/scripts/slurm-testsuite-diff.py" \
     "$out/results/backfill.xml" "$out/results/fairmatch.xml"
