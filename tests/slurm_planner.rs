@@ -714,7 +714,7 @@ fn a_big_job_elsewhere_does_not_size_a_capped_partitions_slots() {
 }
 
 #[test]
-fn running_jobs_keep_their_slots_on_a_node_slurm_found_full() {
+fn a_node_slurm_found_full_keeps_its_slots_marked_full() {
     use fairmatch::slurm::full_nodes::{FullNodes, Occupants};
     use fairmatch::slurm::slots::SlotModel;
     let mut snap = one_gpu(100.0);
@@ -731,6 +731,36 @@ fn running_jobs_keep_their_slots_on_a_node_slurm_found_full() {
     assert_eq!(SlotModel::build(&config, &snap, &full).slots.len(), 2);
     let occupants = Occupants::of(&snap, "g1").unwrap();
     full.refused("gpu", "g1", occupants, 100.0);
-    // No new slot, but bob's stays: the plan still counts his job.
-    assert_eq!(SlotModel::build(&config, &snap, &full).slots.len(), 1);
+    // Both slots stay, marked full: bob's job keeps its slot, and the
+    // free one is busy in the plan until a job on g1 ends.
+    let model = SlotModel::build(&config, &snap, &full);
+    assert_eq!(model.slots.len(), 2);
+    assert!(model.slots.iter().all(|s| s.full));
+}
+
+#[test]
+fn a_job_may_wait_for_a_full_gpu_rather_than_take_a_slow_cpu() {
+    // g1's GPU is free in the model, but Slurm found g1 full (memory held
+    // by a job ending at 106): a 1 s GPU job waits for it rather than run
+    // 100 s on c1.
+    let mut planner = Planner::new(Config::default());
+    let mut snap = cluster(100.0);
+    snap.nodes = vec![node("c1", 1, ""), node("g1", 1, "gpu:2")];
+    snap.partitions[0].nodes = vec![0];
+    snap.partitions[1].nodes = vec![1];
+    let mut blocker = gpu_job(9, "bob");
+    blocker.comment = "fairmatch: gpu=16s".into();
+    blocker.running = Some(Placement {
+        partition: "gpu".into(),
+        node: "g1".into(),
+        start: 90.0,
+    });
+    snap.running = vec![blocker];
+    snap.pending = vec![job(1, "alice", "fairmatch: gpu=1s cpu=100s")];
+    let first = planner.plan(&snap);
+    assert_eq!(starts(&first, 1), vec![("gpu".into(), "g1".into())]);
+    planner.observe(&[outcome(1, Err("Resources"), 100.0)]);
+    snap.now = 100.1;
+    let second = planner.plan(&snap);
+    assert!(starts(&second, 1).is_empty(), "{second:?}");
 }

@@ -17,8 +17,9 @@
 //! overlap, what the other partitions' running jobs hold of a node is not
 //! this partition's, unless its jobs may preempt them. A node Slurm
 //! refused a start on though the model thought it free ([`FullNodes`])
-//! offers that partition nothing new until its jobs change. A partition's
-//! running jobs always keep their slots.
+//! keeps that partition's slots, marked full: the plan counts them busy
+//! until a job on the node ends, so a job may still wait for them rather
+//! than take a slower flavor now.
 
 use super::config::Config;
 use super::full_nodes::FullNodes;
@@ -35,6 +36,9 @@ pub struct Slot {
     pub node: usize,
     /// The slot is one GPU (else a share of a node's CPUs).
     pub gpu: bool,
+    /// Slurm found the node full for this partition though the model did
+    /// not ([`FullNodes`]): the slot is busy until a job there ends.
+    pub full: bool,
 }
 
 /// Flavors and slots built from a snapshot's partitions and nodes.
@@ -75,9 +79,8 @@ impl SlotModel {
                 // The partition's own running jobs keep their slots
                 // whatever else holds the node: the plan places them there.
                 let own = held.jobs_of(n, &part.name);
-                let count = if full.holds(snap, &part.name, &node.name) {
-                    own
-                } else if gpu {
+                let is_full = full.holds(snap, &part.name, &node.name);
+                let count = if gpu {
                     node.gpus()
                         .saturating_sub(node.foreign_gpus)
                         .saturating_sub(other_gpus)
@@ -94,6 +97,7 @@ impl SlotModel {
                     flavor,
                     node: n,
                     gpu,
+                    full: is_full,
                 }));
             }
             flavors.push(Flavor {

@@ -93,6 +93,7 @@ impl<'s> SnapshotView<'s> {
         // first job placed; 1 otherwise.
         let mut weights = vec![None; view.users.len()];
         view.place_running(planner, &mut weights);
+        view.hold_full_slots(planner);
         view.queue_pending(planner, estimates, &mut weights);
         view.weights = weights.into_iter().map(|w| w.unwrap_or(1.0)).collect();
         view
@@ -163,6 +164,29 @@ impl<'s> SnapshotView<'s> {
                 started: start,
                 estimates: est.iter().map(|e| e.map(|(s, _)| s)).collect(),
             });
+        }
+    }
+
+    /// A slot on a node Slurm found full stays busy until the first job
+    /// there is expected to end (or, with none the plan knows of, for the
+    /// default run time): the plan may wait for it, not start on it.
+    fn hold_full_slots(&mut self, planner: &impl PlanMemory) {
+        let mut first_end: HashMap<usize, f64> = HashMap::new();
+        for (m, machine) in self.machines.iter().enumerate() {
+            if !machine.idle {
+                let end = first_end
+                    .entry(self.model.slots[m].node)
+                    .or_insert(f64::INFINITY);
+                *end = end.min(machine.free_at);
+            }
+        }
+        let fallback = self.snap.now + planner.default_runtime();
+        for (m, slot) in self.model.slots.iter().enumerate() {
+            if slot.full && self.machines[m].idle {
+                let end = first_end.get(&slot.node).copied().unwrap_or(fallback);
+                self.machines[m].idle = false;
+                self.machines[m].free_at = end.max(self.snap.now);
+            }
         }
     }
 
