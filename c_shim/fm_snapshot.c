@@ -464,6 +464,10 @@ static void _copy_nodes(fm_node_t *nodes, const fm_reservation_t *resv)
 		n->name = xstrdup(node_ptr->name);
 		n->cpus = node_ptr->config_ptr ? node_ptr->config_ptr->cpus :
 						 node_ptr->cpus;
+		/* Slurm allocates cores: a node whose CPUs= is below its
+		 * sockets x cores x threads still runs that many tasks. */
+		n->cpus = MAX(n->cpus, (uint32_t) node_ptr->tot_cores *
+				       MAX(node_ptr->threads, 1));
 		n->sockets = MAX(node_ptr->tot_sockets, 1);
 		n->gres = xstrdup(node_ptr->config_ptr &&
 				  node_ptr->config_ptr->gres ?

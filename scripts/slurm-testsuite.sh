@@ -141,7 +141,7 @@ ClusterName=testsuite
 SlurmctldHost=localhost
 SlurmctldPort=7817
 AccountingStorageHost=localhost
-AccountingStoragePort=7819
+AccountingStoragePort=7881
 SlurmUser=root
 SlurmdUser=root
 SlurmctldPidFile=$out/spool/slurmctld.pid
@@ -169,6 +169,7 @@ SlurmdDebug=info
 MinJobAge=300
 KillWait=2
 InactiveLimit=0
+# Nodes the suite adds take the next ports: 7819, 7820 and on.
 NodeName=node0 NodeHostname=localhost Port=7818 CPUs=2 State=UNKNOWN
 PartitionName=primary Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -176,11 +177,11 @@ EOF
     cat >"$etc/slurmdbd.conf" <<EOF
 AuthType=auth/none
 DbdHost=localhost
-DbdPort=7819
+DbdPort=7881
 SlurmUser=root
 StorageType=accounting_storage/mysql
 StorageHost=127.0.0.1
-StoragePort=7820
+StoragePort=7880
 StorageUser=slurm
 StoragePass=testsuite
 StorageLoc=slurm_acct_db
@@ -202,12 +203,13 @@ EOF
 # module.
 start_mariadb() {
     local db=$out/db
+    pkill -f "mariadbd --user=root --datadir=$db/data" 2>/dev/null && sleep 1
     rm -rf "$db"
     mkdir -p "$db"
     mariadb-install-db --user=root --datadir="$db/data" --skip-test-db \
         >"$db/install.log" 2>&1 || die "mariadb-install-db failed; see $db/install.log"
     mariadbd --user=root --datadir="$db/data" --socket="$db/mysql.sock" \
-        --port=7820 --bind-address=127.0.0.1 --pid-file="$db/mariadbd.pid" \
+        --port=7880 --bind-address=127.0.0.1 --pid-file="$db/mariadbd.pid" \
         --log-error="$db/error.log" --skip-log-bin --innodb-buffer-pool-size=32M \
         </dev/null >/dev/null 2>&1 &
     local sql=(mariadb --socket="$db/mysql.sock" -uroot)

@@ -764,3 +764,55 @@ fn a_job_may_wait_for_a_full_gpu_rather_than_take_a_slow_cpu() {
     let second = planner.plan(&snap);
     assert!(starts(&second, 1).is_empty(), "{second:?}");
 }
+
+#[test]
+fn overlapping_partitions_with_per_socket_limits_fill_both_nodes() {
+    use fairmatch::slurm::snapshot::PartitionLimits;
+    // SchedMD's test_146_1: p1 on n1,n2 and p2 on n2,n3, each at most one
+    // CPU per socket; p1 runs two jobs on n1 and two on n2.
+    let mut snap = cluster(100.0);
+    snap.nodes = (1..=3)
+        .map(|i| {
+            let mut n = node(&format!("n{i}"), 12, "");
+            n.sockets = 2;
+            n
+        })
+        .collect();
+    let limits = PartitionLimits {
+        max_cpus_per_socket: Some(1),
+        ..Default::default()
+    };
+    snap.partitions = vec![
+        PartitionInfo {
+            limits,
+            ..PartitionInfo::new("p1", vec![0, 1])
+        },
+        PartitionInfo {
+            limits,
+            ..PartitionInfo::new("p2", vec![1, 2])
+        },
+    ];
+    snap.running = [("n1", 50), ("n1", 51), ("n2", 52), ("n2", 53)]
+        .iter()
+        .map(|&(n, id)| {
+            let mut j = job(id, "bob", "");
+            j.partitions = vec!["p1".into()];
+            j.running = Some(Placement {
+                partition: "p1".into(),
+                node: n.into(),
+                start: 90.0,
+            });
+            j
+        })
+        .collect();
+    snap.pending = (1..=4)
+        .map(|id| {
+            let mut j = job(id, "alice", "");
+            j.partitions = vec!["p2".into()];
+            j
+        })
+        .collect();
+    let d = Planner::new(Config::default()).plan(&snap);
+    let placed: Vec<(String, String)> = (1..=4).flat_map(|id| starts(&d, id)).collect();
+    assert_eq!(placed.len(), 4, "{d:?}");
+}
