@@ -243,6 +243,7 @@ run_under() {
     # The suite stops what it started; this catches what a failed
     # teardown left, and nothing of any other cluster.
     pkill -f "$out/root/sbin/slurm" 2>/dev/null || true
+    pkill -f "$out/spool/" 2>/dev/null || true
     tail -1 "$out/results/$sched.log" >&2
 }
 
