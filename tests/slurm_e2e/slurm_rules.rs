@@ -113,9 +113,16 @@ fn w_partition_cpu_limits_spread_jobs_over_overlapping_partitions() {
             "{sched}: {:?}",
             c.job(other)
         );
+        // It waits, and within a few cycles says why as Slurm does (a
+        // busy 2-core machine may take seconds to get there).
         let third = job("p1");
-        std::thread::sleep(Duration::from_secs(3));
-        let j = c.job(third);
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let mut j = c.job(third);
+        while j["Reason"] != "Resources" && Instant::now() < deadline {
+            assert_eq!(j["JobState"], "PENDING", "{sched}: {j:?}");
+            std::thread::sleep(Duration::from_millis(200));
+            j = c.job(third);
+        }
         assert_eq!(j["JobState"], "PENDING", "{sched}: {j:?}");
         assert_eq!(j["Reason"], "Resources", "{sched}: {j:?}");
     }
