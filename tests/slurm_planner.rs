@@ -816,3 +816,21 @@ fn overlapping_partitions_with_per_socket_limits_fill_both_nodes() {
     let placed: Vec<(String, String)> = (1..=4).flat_map(|id| starts(&d, id)).collect();
     assert_eq!(placed.len(), 4, "{d:?}");
 }
+
+#[test]
+fn a_job_that_may_preempt_is_retried_on_the_same_node_at_once() {
+    use fairmatch::slurm::snapshot::Preemption;
+    // Under preemption Slurm answers "busy" until it has preempted: the
+    // node is not full, the answer just changes with time.
+    let mut planner = Planner::new(Config::default());
+    let mut snap = one_gpu(100.0);
+    snap.partitions[0].limits.preemption = Preemption::LowerTiers;
+    snap.pending = vec![gpu_job(1, "alice")];
+    planner.plan(&snap);
+    planner.observe(&[outcome(1, Err("Resources"), 100.0)]);
+    snap.now = 100.1;
+    assert_eq!(
+        starts(&planner.plan(&snap), 1),
+        vec![("gpu".into(), "g1".into())]
+    );
+}

@@ -22,7 +22,9 @@ use super::hints::{self, Hint};
 use super::history::History;
 use super::reasons;
 use super::slots::SlotModel;
-use super::snapshot::{Action, Checked, Decision, FinishedJob, JobInfo, Outcome, Snapshot};
+use super::snapshot::{
+    Action, Checked, Decision, FinishedJob, JobInfo, Outcome, Preemption, Snapshot,
+};
 use super::view::{PlanMemory, SnapshotView};
 use super::window::{self, Ranked};
 use crate::policy::allox::Allox;
@@ -85,7 +87,9 @@ struct Proposal {
     slot: usize,
     partition: String,
     node: String,
-    /// What ran on the node when it was proposed.
+    /// What ran on the node when it was proposed; `None` where a busy
+    /// answer says nothing of the node: a job that may preempt is busy
+    /// until Slurm preempts, and that answer changes with time alone.
     occupants: Option<Occupants>,
 }
 
@@ -320,6 +324,11 @@ impl Planner {
                     model.flavors[slot.flavor].name.clone(),
                     snap.nodes[slot.node].name.clone(),
                 );
+                let may_preempt = snap
+                    .partitions
+                    .iter()
+                    .any(|p| p.name == partition && p.limits.preemption != Preemption::None);
+                let occupants = (!may_preempt).then(|| Occupants::of(snap, &node)).flatten();
                 self.proposed
                     .entry(job.job_id)
                     .or_default()
@@ -327,7 +336,7 @@ impl Planner {
                         slot: m,
                         partition: partition.clone(),
                         node: node.clone(),
-                        occupants: Occupants::of(snap, &node),
+                        occupants,
                     });
                 decisions.push(Decision {
                     job_id: job.job_id,
