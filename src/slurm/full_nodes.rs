@@ -13,9 +13,10 @@ use super::snapshot::Snapshot;
 use std::collections::HashMap;
 
 /// Longest a node stays full for a partition while its jobs stay the same:
-/// what Slurm weighs beyond the jobs (a node's memory after a
-/// reconfiguration, say) may change without them.
-pub const FULL_FOR: f64 = 60.0;
+/// what Slurm weighs beyond the jobs (a suspended job's memory, a job still
+/// completing, a node's memory after a reconfiguration) may change without
+/// them.
+pub const FULL_FOR: f64 = 10.0;
 
 /// What is on a node: while it stays the same, so does Slurm's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,20 +121,20 @@ mod tests {
         assert!(!full.holds(&s, "q", "n1"), "only the refused partition");
         assert!(!full.holds(&s, "p", "n2"));
         assert!(
-            full.holds(&snap(110.0, 0), "p", "n1"),
+            full.holds(&snap(105.0, 0), "p", "n1"),
             "nothing changed on n1"
         );
         assert!(
-            !full.holds(&snap(111.0, 2), "p", "n1"),
+            !full.holds(&snap(106.0, 2), "p", "n1"),
             "a foreign job came or went"
         );
         assert!(
             !full.holds(&snap(100.0 + FULL_FOR, 0), "p", "n1"),
             "FULL_FOR passed"
         );
-        full.forget_changed(&snap(110.0, 0));
+        full.forget_changed(&snap(105.0, 0));
         assert_eq!(full.len(), 1, "kept while nothing changed");
-        full.forget_changed(&snap(111.0, 2));
+        full.forget_changed(&snap(106.0, 2));
         assert!(full.is_empty(), "forgotten once its jobs changed");
         full.refused("p", "n1", Occupants::of(&s, "n1").unwrap(), 100.0);
         full.forget_changed(&snap(100.0 + FULL_FOR, 0));
