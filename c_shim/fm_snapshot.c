@@ -417,6 +417,23 @@ static void _add_allocation(job_record_t *job_ptr, uint32_t *held,
 	}
 }
 
+/* What a suspended job keeps, per node: its GPUs, in the foreign counts. */
+static void _add_suspended(job_record_t *job_ptr, fm_node_t *foreign)
+{
+	job_resources_t *r = job_ptr->job_resrcs;
+	if (!r || !r->node_bitmap)
+		return;
+	int k = 0;
+	for (int64_t i = bit_ffs(r->node_bitmap);
+	     i >= 0 && i < bit_size(r->node_bitmap); i++) {
+		if (!bit_test(r->node_bitmap, i))
+			continue;
+		if (i < node_record_count)
+			foreign[i].foreign_gpus += _gpus_on(job_ptr, k);
+		k++;
+	}
+}
+
 /* Whether a CPU another job holds may still go to a new one: some
  * partition lets jobs share CPUs (OverSubscribe=YES or FORCE above 1), or
  * preemption is configured (select_nodes() preempts to make room, and the
@@ -592,11 +609,12 @@ static void _scan_record(job_record_t *job_ptr, fm_snapshot_t *s,
 			j->run_node = _keep(job_ptr->nodes);
 			j->start = job_ptr->start_time;
 			_add_allocation(job_ptr, w->held, NULL);
+		} else if (IS_JOB_SUSPENDED(job_ptr)) {
+			/* A suspended job's CPUs may go to others; its GPUs
+			 * stay its own. */
+			_add_suspended(job_ptr, nodes);
 		} else {
-			/* A suspended job's CPUs may go to others. */
-			_add_allocation(job_ptr,
-					IS_JOB_SUSPENDED(job_ptr) ? NULL :
-					w->held, nodes);
+			_add_allocation(job_ptr, w->held, nodes);
 		}
 	}
 	if (IS_JOB_FINISHED(job_ptr)) {
