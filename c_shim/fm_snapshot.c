@@ -395,10 +395,12 @@ static uint64_t _gpus_on(job_record_t *job_ptr, int k)
 
 /* Adds what a running job holds, per node: its CPUs to `held` (when
  * given), and, for a job the plan does not model, its CPUs and GPUs to
- * the nodes' foreign counts (when `foreign` is given). */
+ * the nodes' foreign counts (when `foreign` is given). A suspended job's
+ * CPUs may go to others: it adds only its GPUs. */
 static void _add_allocation(job_record_t *job_ptr, uint32_t *held,
 			    fm_node_t *foreign)
 {
+	bool suspended = IS_JOB_SUSPENDED(job_ptr);
 	job_resources_t *r = job_ptr->job_resrcs;
 	if (!r || !r->node_bitmap || !r->cpus)
 		return;
@@ -407,29 +409,13 @@ static void _add_allocation(job_record_t *job_ptr, uint32_t *held,
 	     i >= 0 && i < bit_size(r->node_bitmap); i++) {
 		if (!bit_test(r->node_bitmap, i))
 			continue;
-		if (i < node_record_count && held)
+		if (i < node_record_count && held && !suspended)
 			held[i] += r->cpus[k];
 		if (i < node_record_count && foreign) {
-			foreign[i].foreign_cpus += r->cpus[k];
+			if (!suspended)
+				foreign[i].foreign_cpus += r->cpus[k];
 			foreign[i].foreign_gpus += _gpus_on(job_ptr, k);
 		}
-		k++;
-	}
-}
-
-/* What a suspended job keeps, per node: its GPUs, in the foreign counts. */
-static void _add_suspended(job_record_t *job_ptr, fm_node_t *foreign)
-{
-	job_resources_t *r = job_ptr->job_resrcs;
-	if (!r || !r->node_bitmap)
-		return;
-	int k = 0;
-	for (int64_t i = bit_ffs(r->node_bitmap);
-	     i >= 0 && i < bit_size(r->node_bitmap); i++) {
-		if (!bit_test(r->node_bitmap, i))
-			continue;
-		if (i < node_record_count)
-			foreign[i].foreign_gpus += _gpus_on(job_ptr, k);
 		k++;
 	}
 }
@@ -609,10 +595,6 @@ static void _scan_record(job_record_t *job_ptr, fm_snapshot_t *s,
 			j->run_node = _keep(job_ptr->nodes);
 			j->start = job_ptr->start_time;
 			_add_allocation(job_ptr, w->held, NULL);
-		} else if (IS_JOB_SUSPENDED(job_ptr)) {
-			/* A suspended job's CPUs may go to others; its GPUs
-			 * stay its own. */
-			_add_suspended(job_ptr, nodes);
 		} else {
 			_add_allocation(job_ptr, w->held, nodes);
 		}

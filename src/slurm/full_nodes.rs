@@ -82,16 +82,6 @@ impl FullNodes {
                 *until > snap.now && Occupants::of(snap, node).as_ref() == Some(occupants)
             })
     }
-
-    /// How many (partition, node) pairs are full.
-    pub fn len(&self) -> usize {
-        self.full.len()
-    }
-
-    /// Whether no node is full.
-    pub fn is_empty(&self) -> bool {
-        self.full.is_empty()
-    }
 }
 
 #[cfg(test)]
@@ -133,11 +123,11 @@ mod tests {
             "FULL_FOR passed"
         );
         full.forget_changed(&snap(105.0, 0));
-        assert_eq!(full.len(), 1, "kept while nothing changed");
+        assert_eq!(full.full.len(), 1, "kept while nothing changed");
         full.forget_changed(&snap(106.0, 2));
-        assert!(full.is_empty(), "forgotten once its jobs changed");
+        assert!(full.full.is_empty(), "forgotten once its jobs changed");
         full.refused("p", "n1", Occupants::of(&s, "n1").unwrap(), 100.0);
         full.forget_changed(&snap(100.0 + FULL_FOR, 0));
-        assert!(full.is_empty(), "held for FULL_FOR at most");
+        assert!(full.full.is_empty(), "held for FULL_FOR at most");
     }
 }

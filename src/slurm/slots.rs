@@ -23,7 +23,7 @@
 
 use super::config::Config;
 use super::full_nodes::FullNodes;
-use super::snapshot::{PartitionInfo, Preemption, Snapshot};
+use super::snapshot::{JobInfo, PartitionInfo, Preemption, Snapshot};
 use crate::model::Flavor;
 use std::collections::HashMap;
 
@@ -129,6 +129,15 @@ fn slot_cpus(config: &Config, snap: &Snapshot, part: &PartitionInfo) -> u32 {
     if config.cpus_per_slot > 0 {
         return config.cpus_per_slot;
     }
+    jobs_of(snap, part)
+        .map(|j| j.cpus)
+        .max()
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// The pending jobs that may run in `part`, and the jobs running there.
+fn jobs_of<'s>(snap: &'s Snapshot, part: &'s PartitionInfo) -> impl Iterator<Item = &'s JobInfo> {
     let pending = snap
         .pending
         .iter()
@@ -137,12 +146,7 @@ fn slot_cpus(config: &Config, snap: &Snapshot, part: &PartitionInfo) -> u32 {
         .running
         .iter()
         .filter(|j| j.running.as_ref().is_some_and(|p| p.partition == part.name));
-    pending
-        .chain(running)
-        .map(|j| j.cpus)
-        .max()
-        .unwrap_or(1)
-        .max(1)
+    pending.chain(running)
 }
 
 /// A partition is a GPU flavor when any of its nodes has GPUs.
@@ -157,15 +161,7 @@ fn cpu_share(snap: &Snapshot, part: &PartitionInfo) -> u32 {
     if limits.jobs_per_cpu <= 1 {
         return 1;
     }
-    let mut jobs = snap
-        .pending
-        .iter()
-        .filter(|j| j.partitions.contains(&part.name))
-        .chain(
-            snap.running
-                .iter()
-                .filter(|j| j.running.as_ref().is_some_and(|p| p.partition == part.name)),
-        );
+    let mut jobs = jobs_of(snap, part);
     if limits.force_share || jobs.all(|j| j.shares_cpus) {
         limits.jobs_per_cpu
     } else {

@@ -164,6 +164,16 @@ impl Cluster {
         run(self.cmd("scontrol").arg("release").arg(list.join(",")));
     }
 
+    /// The `SchedulerParameters` line of `scontrol show config`.
+    pub fn scheduler_parameters(&self) -> String {
+        let out = run(self.cmd("scontrol").args(["show", "config"]));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find(|l| l.starts_with("SchedulerParameters"))
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// `scontrol show job -d -o ID` as key=value pairs.
     pub fn job(&self, id: u32) -> HashMap<String, String> {
         let out = run(self

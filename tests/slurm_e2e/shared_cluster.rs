@@ -410,13 +410,7 @@ fn k_reconfigure_takes_effect_and_keeps_what_was_learned() {
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn t_slurms_loop_stays_off_and_cpus_per_task_is_modelled() {
     let c = Cluster::start(&["--sched-params", "defer_batch,bf_interval=1"], FAST);
-    let out = super::harness::run(c.cmd("scontrol").args(["show", "config"]));
-    let config = String::from_utf8_lossy(&out.stdout);
-    let params = config
-        .lines()
-        .find(|l| l.starts_with("SchedulerParameters"))
-        .unwrap_or_default()
-        .to_string();
+    let params = c.scheduler_parameters();
     assert!(params.contains("= sched_interval=-1,"), "{params}");
     assert!(params.ends_with(",bf_interval=1"), "{params}");
     assert_eq!(params.matches("defer_batch").count(), 1, "{params}");

@@ -48,13 +48,7 @@ fn v_immediate_jobs_start_on_an_idle_cluster() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        let out = run(c.cmd("scontrol").args(["show", "config"]));
-        let config = String::from_utf8_lossy(&out.stdout);
-        let params = config
-            .lines()
-            .find(|l| l.starts_with("SchedulerParameters"))
-            .unwrap_or_default()
-            .to_string();
+        let params = c.scheduler_parameters();
         if sched == "sched/fairmatch" {
             // defer_batch from 23.02 on.
             assert!(params.contains("= sched_interval=-1,"), "{params}");
