@@ -218,6 +218,14 @@ void fm_free_snapshot(fm_snapshot_t *s);
  * stopped). */
 void fm_snapshot_release(void);
 
+/* fm_deadline.c: true when the job's shortest run cannot end by its
+ * deadline, so it must not start; then sets the job's reason, or cancels
+ * the job once the deadline has passed. */
+bool fm_deadline_blocks(job_record_t *job_ptr);
+/* The time limit, in minutes, a start in `part_ptr` gives the job so that
+ * it ends by its deadline, or 0 when it has none to keep. */
+uint32_t fm_deadline_limit(job_record_t *job_ptr, part_record_t *part_ptr);
+
 /* fm_start.c: caller holds the cycle locks. Jobs started so far. */
 extern uint64_t fm_started_count;
 /* Batch jobs allocated but not launched yet; launches them once the job

@@ -256,7 +256,8 @@ static char *_runnable_partitions(job_record_t *job_ptr)
 	return names;
 }
 
-/* Nodes the job may use now, whatever is running on them. */
+/* Nodes the job may use now, whatever is running on them. Slurm's
+ * reservation test holds the job (priority 0) if its reservation ended. */
 static bitstr_t *_usable_nodes(job_record_t *job_ptr)
 {
 	job_details_t *d = job_ptr->details;
@@ -340,12 +341,20 @@ static int32_t _check(job_record_t *job_ptr, fm_job_t *j)
 	char *parts = _runnable_partitions(job_ptr);
 	if (!parts)
 		return FM_CHECK_BLOCKED;
+	bitstr_t *ok = _usable_nodes(job_ptr);
+	/* After the reservation's test, as in Slurm's schedulers: that test
+	 * holds a job whose reservation has ended, and Slurm, not the
+	 * deadline, then decides what becomes of it. */
+	if (job_ptr->priority == 0 || fm_deadline_blocks(job_ptr)) {
+		xfree(parts);
+		FREE_NULL_BITMAP(ok);
+		return FM_CHECK_BLOCKED;
+	}
 	/* Only planned jobs need their shares: the ranking does not. */
 	_copy_shares(job_ptr, j);
 	j->tasks = MIN(j->tasks, tasks);
 	j->partitions = _keep(parts);
 	xfree(parts);
-	bitstr_t *ok = _usable_nodes(job_ptr);
 	uint32_t *idx = xcalloc(bit_set_count(ok) + 1, sizeof(uint32_t));
 	size_t k = 0;
 	for (int64_t i = bit_ffs(ok); i >= 0 && i < bit_size(ok); i++)

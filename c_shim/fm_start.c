@@ -2,7 +2,8 @@
  * Starting jobs, all or nothing. The caller holds the cycle locks.
  *
  * A start changes the job only for the length of one select_nodes() call:
- * the partition pointer (as backfill's _start_job does), the exclusion
+ * the partition pointer (as backfill's _start_job does), the time limit
+ * (cut to a deadline, as Slurm's schedulers cut it), the exclusion
  * bitmap (OR-ed with the nodes the start must avoid, then put back) and,
  * for a GPU start of a job that asked for none, its GRES request. If Slurm
  * refuses, every one of them is restored, so the job is exactly as its
@@ -160,8 +161,11 @@ static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 	bool array_head = job_ptr->array_recs != NULL;
 	uint32_t array_id = job_ptr->array_job_id;
 	gres_saved_t gres = { 0 };
+	uint32_t saved_limit = job_ptr->time_limit;
 	int rc;
 
+	if (fm_deadline_blocks(job_ptr))
+		return ESLURM_INVALID_TIME_LIMIT;
 	if (gpu && (rc = _request_gpu(job_ptr, &gres)) != SLURM_SUCCESS)
 		return rc;
 	bitstr_t *exc = saved_exc ? bit_copy(saved_exc) :
@@ -180,6 +184,10 @@ static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 	/* A refusal sets Slurm's own reason; ours must not stand for it. */
 	job_ptr->state_reason = WAIT_NO_REASON;
 	xfree(job_ptr->state_desc);
+
+	uint32_t deadline_limit = fm_deadline_limit(job_ptr, part_ptr);
+	if (deadline_limit)
+		job_ptr->time_limit = deadline_limit;
 
 	/* The main scheduler tests licenses itself before select_nodes(). */
 	if (license_job_test(job_ptr, time(NULL), true) != SLURM_SUCCESS) {
@@ -215,6 +223,7 @@ static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 		fm_started_count++;
 	} else {
 		job_ptr->part_ptr = saved_part;
+		job_ptr->time_limit = saved_limit;
 		_restore_gres(job_ptr, &gres);
 		if (job_ptr->state_reason == WAIT_NO_REASON)
 			job_ptr->state_reason = WAIT_RESOURCES;

@@ -5,7 +5,12 @@ case whose outcome differs, the totals, and exits 1 when a case that passed
 under backfill did not pass under fairmatch, or when none passed under
 backfill (the suite could not run).
 
-    scripts/slurm-testsuite-diff.py backfill.xml fairmatch.xml [--json]
+    scripts/slurm-testsuite-diff.py [--json] [--backfill-only MODULE]...
+                                    backfill.xml fairmatch.xml
+
+--backfill-only MODULE (test_126_2, say) names a module whose cases Slurm
+itself lets pass only under sched/backfill: those that do are listed apart
+and do not count against fairmatch.
 """
 import json
 import sys
@@ -33,18 +38,46 @@ def outcomes(path):
     return result
 
 
-def main():
-    args = [a for a in sys.argv[1:] if a != "--json"]
-    if len(args) != 2:
+def parse_args(argv):
+    as_json, backfill_only, files = False, set(), []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--json":
+            as_json = True
+        elif a == "--backfill-only":
+            if i + 1 == len(argv):
+                sys.exit("--backfill-only needs a module name\n" + __doc__)
+            backfill_only.add(argv[i + 1].removesuffix(".py"))
+            i += 1
+        elif a in ("-h", "--help"):
+            print(__doc__)
+            sys.exit(0)
+        else:
+            files.append(a)
+        i += 1
+    if len(files) != 2:
         sys.exit(__doc__)
-    backfill, fairmatch = outcomes(args[0]), outcomes(args[1])
+    return as_json, backfill_only, files
+
+
+def module_of(case):
+    """tests.test_126_2::test_x -> test_126_2"""
+    return case.split("::")[0].rsplit(".", 1)[-1]
+
+
+def main():
+    as_json, backfill_only, files = parse_args(sys.argv[1:])
+    backfill, fairmatch = outcomes(files[0]), outcomes(files[1])
     cases = sorted(set(backfill) | set(fairmatch))
     differ = [
         c for c in cases if backfill.get(c, "missing") != fairmatch.get(c, "missing")
     ]
-    worse = [
+    only_backfill = [
         c for c in differ if backfill.get(c) == "passed" and fairmatch.get(c) != "passed"
     ]
+    by_slurm = [c for c in only_backfill if module_of(c) in backfill_only]
+    worse = [c for c in only_backfill if module_of(c) not in backfill_only]
 
     def count(r, what):
         return sum(1 for c in cases if r.get(c) == what)
@@ -55,22 +88,29 @@ def main():
         "fairmatch": {w: count(fairmatch, w) for w in ("passed", "failed", "skipped")},
         "differ": [
             {"case": c, "backfill": backfill.get(c, "missing"),
-             "fairmatch": fairmatch.get(c, "missing")}
+             "fairmatch": fairmatch.get(c, "missing"),
+             "backfill_only_by_slurm": c in by_slurm}
             for c in differ
         ],
         "passed_only_under_backfill": len(worse),
+        "passed_only_under_backfill_by_slurm": len(by_slurm),
     }
-    if "--json" in sys.argv:
+    if as_json:
         print(json.dumps(summary, indent=2))
     else:
         width = max([len(c) for c in differ] + [4])
         print(f"{'case':<{width}}  backfill  fairmatch")
         for c in differ:
-            print(f"{c:<{width}}  {backfill.get(c, 'missing'):<8}  {fairmatch.get(c, 'missing')}")
+            mark = "  (Slurm: backfill only)" if c in by_slurm else ""
+            print(f"{c:<{width}}  {backfill.get(c, 'missing'):<8}  "
+                  f"{fairmatch.get(c, 'missing')}{mark}")
         for sched in ("backfill", "fairmatch"):
             s = summary[sched]
             print(f"{sched}: {s['passed']} passed, {s['failed']} failed, "
                   f"{s['skipped']} skipped of {len(cases)} cases")
+        if by_slurm:
+            print(f"passed only under backfill, as Slurm allows them only there "
+                  f"({', '.join(sorted(backfill_only))}): {len(by_slurm)}")
         print(f"passed under backfill but not under fairmatch: {len(worse)}")
     if summary["backfill"]["passed"] == 0:
         print("no case passed under backfill: the suite could not run here")

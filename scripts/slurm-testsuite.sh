@@ -72,13 +72,14 @@ suite=$(cd "$suite" && pwd)
 [ -f "$suite/conftest.py" ] && [ -f "$suite/lib/atf.py" ] ||
     die "$suite is not the suite's testsuite/python directory (no conftest.py, lib/atf.py)"
 
-if [ ${#modules[@]} -eq 0 ]; then
-    while read -r module tag _; do
-        case $module in '' | '#'*) continue ;; esac
-        [ $quick = 1 ] && [ "$tag" != quick ] && continue
-        modules+=("$module")
-    done <scripts/slurm-testsuite.modules
-fi
+selected=() backfill_only=()
+while read -r module tag _; do
+    case $module in '' | '#'*) continue ;; esac
+    [ "$tag" = backfill-only ] && backfill_only+=(--backfill-only "${module%.py}")
+    [ $quick = 1 ] && [ "$tag" != quick ] && continue
+    selected+=("$module")
+done <scripts/slurm-testsuite.modules
+[ ${#modules[@]} -eq 0 ] && modules=("${selected[@]}")
 paths=()
 for m in "${modules[@]}"; do
     file=${m%%::*}
@@ -252,5 +253,5 @@ scheds=(backfill fairmatch)
 for sched in "${scheds[@]}"; do run_under "$sched"; done
 [ -n "$only" ] && exit 0
 # The comparison's status is the script's; the trap stops MariaDB.
-python3 "$repo/scripts/slurm-testsuite-diff.py" \
+python3 "$repo/scripts/slurm-testsuite-diff.py" "${backfill_only[@]}" \
     "$out/results/backfill.xml" "$out/results/fairmatch.xml"

@@ -1,6 +1,6 @@
 //! What SchedMD's own test suite holds a scheduler to, kept as tests of
-//! our own (scripts/slurm-testsuite.sh runs the suite itself): immediate
-//! jobs, a partition's CPU limits on overlapping partitions,
+//! our own (scripts/slurm-testsuite.sh runs the suite itself): deadlines,
+//! immediate jobs, a partition's CPU limits on overlapping partitions,
 //! oversubscribed CPUs, and heterogeneous jobs. Each runs under
 //! sched/backfill and sched/fairmatch, and fairmatch must do what
 //! backfill does.
@@ -26,6 +26,64 @@ fn all_running(c: &Cluster, ids: &[u32], timeout: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(100));
     }
     false
+}
+
+/// A job with `--deadline` runs by it or not at all: one whose shortest
+/// run (a minute, Slurm's minimum for a deadline job with no time limit)
+/// cannot end in time never starts and ends as DEADLINE; one that can
+/// starts with its time limit cut to the whole minutes left.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn u_deadline_jobs_run_by_their_deadline_or_not_at_all() {
+    for sched in SCHEDULERS {
+        let c = Cluster::start(&["--sched", sched], FAST);
+        let job = |deadline: &str| {
+            c.submit(
+                &[
+                    "-p",
+                    "cpu",
+                    "--deadline",
+                    deadline,
+                    "--comment",
+                    "fairmatch: cpu=30s",
+                ],
+                30.0,
+                30.0,
+            )
+        };
+        let doomed = job("now+30");
+        let timely = job("now+200");
+        assert!(
+            all_running(&c, &[timely], Duration::from_secs(15)),
+            "{sched}: {:?}\n{}",
+            c.job(timely),
+            c.log_tail()
+        );
+        // 200 s less the start's delay: 3 whole minutes, or 2 on a slow
+        // start. Unlimited before the cut.
+        let limit = c.job(timely)["TimeLimit"].clone();
+        assert!(
+            limit == "00:03:00" || limit == "00:02:00",
+            "{sched}: TimeLimit={limit}"
+        );
+        // Slurm cancels it at its next check: the main scheduler's or
+        // backfill's within seconds, the job purge's within 60 s.
+        let waited = Instant::now();
+        loop {
+            let j = c.job(doomed);
+            assert_ne!(j["JobState"], "RUNNING", "{sched}: {j:?}");
+            if j["JobState"] == "DEADLINE" {
+                break;
+            }
+            assert_eq!(j["JobState"], "PENDING", "{sched}: {j:?}");
+            assert!(
+                waited.elapsed() < Duration::from_secs(75),
+                "{sched}: not cancelled: {j:?}\n{}",
+                c.log_tail()
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
 }
 
 /// `srun --immediate` and `salloc --immediate` on an idle cluster start at
