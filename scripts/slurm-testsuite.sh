@@ -75,6 +75,10 @@ suite=$(cd "$suite" && pwd)
 selected=() backfill_only=()
 while read -r module tag _; do
     case $module in '' | '#'*) continue ;; esac
+    if [ "$module" = backfill-only ]; then
+        backfill_only+=(--backfill-only "$tag")
+        continue
+    fi
     [ "$tag" = backfill-only ] && backfill_only+=(--backfill-only "${module%.py}")
     [ $quick = 1 ] && [ "$tag" != quick ] && continue
     selected+=("$module")
@@ -199,9 +203,10 @@ SlurmConfigDir=$out/root/etc
 EOF
 }
 
-# MariaDB for the tests that need accounting, on a loopback port, for the
-# whole run; the suite backs up and restores its database around each
-# module.
+# MariaDB for the tests that need accounting, on a loopback port, started
+# afresh for each scheduler: the suite backs up and restores its database
+# around each module, but what a failed teardown leaves (an account, say)
+# would otherwise fail the next scheduler's setups.
 start_mariadb() {
     local db=$out/db
     pkill -f "mariadbd --user=root --datadir=$db/data" 2>/dev/null && sleep 1
@@ -220,18 +225,22 @@ start_mariadb() {
         die "MariaDB did not come up; see $db/error.log"
 }
 stop_mariadb() {
-    [ -f "$out/db/mariadbd.pid" ] && kill "$(cat "$out/db/mariadbd.pid")" 2>/dev/null
+    local pid
+    pid=$(cat "$out/db/mariadbd.pid" 2>/dev/null) || return 0
+    kill "$pid" 2>/dev/null || return 0
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     return 0
 }
 command -v mariadbd >/dev/null || {
     log "installing MariaDB (accounting for the tests that need it)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-server mariadb-client >&2
 }
-start_mariadb
 trap stop_mariadb EXIT
 
 run_under() {
     local sched=$1
+    stop_mariadb
+    start_mariadb
     write_config "$sched"
     log "running ${#paths[@]} modules under sched/$sched (log: $out/results/$sched.log)"
     (cd "$suite" &&
