@@ -183,9 +183,6 @@ impl Cluster {
         parse_fields(&String::from_utf8_lossy(&out.stdout))
     }
 
-    /// Waits until none of `ids` is pending or running.
-    /// The job's admin comment. Read from the multi-line form, where it
-    /// has a line of its own: it may itself contain `key=value` text.
     /// The job's `JobState` ("" once Slurm forgot it).
     pub fn state(&self, id: u32) -> String {
         self.job(id).get("JobState").cloned().unwrap_or_default()
@@ -206,6 +203,8 @@ impl Cluster {
         now()
     }
 
+    /// The job's admin comment. Read from the multi-line form, where it
+    /// has a line of its own: it may itself contain `key=value` text.
     pub fn admin_comment(&self, id: u32) -> String {
         let out = run(self
             .cmd("scontrol")
@@ -219,6 +218,7 @@ impl Cluster {
             .to_string()
     }
 
+    /// Waits until none of `ids` is pending or running.
     pub fn wait_done(&self, ids: &[u32], timeout: Duration) {
         let deadline = Instant::now() + timeout;
         loop {
