@@ -43,6 +43,9 @@ bool fm_deadline_blocks(job_record_t *job_ptr)
 {
 	if (!_missed(job_ptr))
 		return false;
+	/* Cancelled once: a job tried in several partitions comes back. */
+	if (!IS_JOB_PENDING(job_ptr))
+		return true;
 	if (job_ptr->deadline <= time(NULL)) {
 		(void) deadline_ok(job_ptr, "fairmatch");
 	} else if (job_ptr->state_reason != FAIL_DEADLINE ||

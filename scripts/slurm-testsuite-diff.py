@@ -5,7 +5,7 @@ case whose outcome differs, the totals, and exits 1 when a case that passed
 under backfill did not pass under fairmatch, or when none passed under
 backfill (the suite could not run).
 
-    scripts/slurm-testsuite-diff.py [--json] [--backfill-only MODULE]...
+    scripts/slurm-testsuite-diff.py [--json] [--backfill-only NAME]...
                                     backfill.xml fairmatch.xml
 
 --backfill-only NAME names a module (test_126_2) or a case
@@ -48,7 +48,7 @@ def parse_args(argv):
             as_json = True
         elif a == "--backfill-only":
             if i + 1 == len(argv):
-                sys.exit("--backfill-only needs a module name\n" + __doc__)
+                sys.exit("--backfill-only needs a module or case name\n" + __doc__)
             backfill_only.add(argv[i + 1].replace(".py", ""))
             i += 1
         elif a in ("-h", "--help"):

@@ -66,8 +66,10 @@ fn u_deadline_jobs_run_by_their_deadline_or_not_at_all() {
             limit == "00:03:00" || limit == "00:02:00",
             "{sched}: TimeLimit={limit}"
         );
-        // Slurm cancels it at its next check: the main scheduler's or
-        // backfill's within seconds, the job purge's within 60 s.
+        // Cancelled at the scheduler's next look (backfill's main loop
+        // within seconds, fairmatch once the deadline has passed, 30 s)
+        // or by Slurm's job purge (within 60 s, from 23.11.4), whichever
+        // comes first.
         let waited = Instant::now();
         loop {
             let j = c.job(doomed);
