@@ -24,10 +24,12 @@ fn instance(jobs: usize, seed: u64) -> Lp {
         Flavor {
             name: "gpu".into(),
             slots: 20,
+            per_node: 1,
         },
         Flavor {
             name: "cpu".into(),
             slots: 20,
+            per_node: 1,
         },
     ];
     let times: Vec<Vec<Option<f64>>> = (0..jobs)

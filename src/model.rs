@@ -43,14 +43,106 @@ pub fn check_seconds(value: f64, what: &str) -> Result<f64, ModelError> {
     }
 }
 
-/// A kind of hardware (`cpu`, `gpu-v100`, ...) and how many single-job slots
-/// of it the cluster has.
+/// A kind of hardware (`cpu`, `gpu-v100`, ...) and how many slots (GPUs,
+/// or CPU job slots) of it the cluster has, in nodes of `per_node` slots.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Flavor {
     /// Unique within the cluster; inputs refer to the flavor by it.
     pub name: String,
-    /// Single-job slots of this flavor.
+    /// Slots of this flavor, over all its nodes: a multiple of `per_node`.
     pub slots: usize,
+    /// Slots per node. A job wider than one slot needs its slots on as few
+    /// nodes as its [`Width`] says; 1 makes every slot a node of its own.
+    pub per_node: usize,
+}
+
+impl Flavor {
+    /// A flavor of `slots` slots, each a node of its own.
+    pub fn new(name: impl Into<String>, slots: usize) -> Self {
+        Flavor {
+            name: name.into(),
+            slots,
+            per_node: 1,
+        }
+    }
+
+    /// Nodes of this flavor.
+    pub fn nodes(&self) -> usize {
+        self.slots / self.per_node.max(1)
+    }
+
+    /// Whether a job of `width` fits on this flavor's nodes at all.
+    pub fn fits(&self, width: Width) -> bool {
+        width.per_node <= self.per_node && width.nodes <= self.nodes()
+    }
+}
+
+/// How many slots a job holds at once, all from its start to its end: `per_node` on
+/// each of `nodes` nodes of one flavor (a gang).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Width {
+    /// Slots on each of its nodes, at least 1.
+    pub per_node: usize,
+    /// Nodes, at least 1.
+    pub nodes: usize,
+}
+
+impl Width {
+    /// One slot on one node: the only width before gangs.
+    pub const ONE: Width = Width {
+        per_node: 1,
+        nodes: 1,
+    };
+
+    /// `per_node` slots on each of `nodes` nodes; refuses 0 and anything
+    /// past [`MAX_SLOTS`] in all.
+    pub fn new(per_node: usize, nodes: usize) -> Result<Width, ModelError> {
+        if per_node == 0 || nodes == 0 || per_node.saturating_mul(nodes) > MAX_SLOTS {
+            return Err(ModelError(format!(
+                "width {per_node} slots x {nodes} nodes must be at least 1 x 1 and at most {MAX_SLOTS} slots"
+            )));
+        }
+        Ok(Width { per_node, nodes })
+    }
+
+    /// The shape of a job that asks for `slots` slots in all, on nodes of
+    /// `per_node` slots: one node when it fits on one, else as few whole
+    /// nodes as hold it, with the slots spread evenly (rounded up).
+    pub fn spread(slots: usize, per_node: usize) -> Width {
+        let slots = slots.max(1);
+        let per_node = per_node.max(1);
+        let nodes = slots.div_ceil(per_node);
+        Width {
+            per_node: slots.div_ceil(nodes),
+            nodes,
+        }
+    }
+
+    /// Slots in all.
+    pub fn slots(&self) -> usize {
+        self.per_node * self.nodes
+    }
+
+    /// One slot on one node.
+    pub fn is_one(&self) -> bool {
+        *self == Width::ONE
+    }
+}
+
+impl Default for Width {
+    fn default() -> Self {
+        Width::ONE
+    }
+}
+
+impl fmt::Display for Width {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.nodes == 1 {
+            write!(f, "{}", self.per_node)
+        } else {
+            write!(f, "{}x{}", self.nodes, self.per_node)
+        }
+    }
 }
 
 /// A tenant. Fairness compares users, scaled by their weight.
@@ -75,7 +167,7 @@ impl User {
     }
 }
 
-/// A single-slot, non-preemptive job.
+/// A non-preemptive job of a fixed [`Width`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {
     /// The identifier from the input, kept for reports.
@@ -89,13 +181,18 @@ pub struct Job {
     /// What the scheduler is told, per flavor. `None` where the input gave no
     /// estimate; the simulator then decides what the scheduler sees.
     pub estimates: Vec<Option<f64>>,
+    /// The slots it holds at once. Its times are at this width.
+    pub width: Width,
 }
 
 impl Job {
     /// The flavor this job runs fastest on, by true duration, among flavors
     /// that have slots. Ties go to the lower flavor index.
     pub fn fastest_flavor(&self, cluster: &Cluster) -> Option<(usize, f64)> {
-        best_flavor(&self.durations, &cluster.flavors)
+        best_flavor(
+            &cluster.fitting(&self.durations, self.width),
+            &cluster.flavors,
+        )
     }
 }
 
@@ -137,6 +234,12 @@ impl Cluster {
             if self.flavors[..i].iter().any(|g| g.name == f.name) {
                 return Err(ModelError(format!("flavor '{}' defined twice", f.name)));
             }
+            if f.per_node == 0 || f.slots % f.per_node != 0 {
+                return Err(ModelError(format!(
+                    "flavor '{}': {} slots are not whole nodes of {} slots",
+                    f.name, f.slots, f.per_node
+                )));
+            }
             total = total.saturating_add(f.slots);
             if total > MAX_SLOTS {
                 return Err(ModelError(format!(
@@ -154,6 +257,29 @@ impl Cluster {
     /// The index of the flavor called `name`.
     pub fn flavor_index(&self, name: &str) -> Option<usize> {
         self.flavors.iter().position(|f| f.name == name)
+    }
+
+    /// `times` with `None` on every flavor a job of `width` does not fit.
+    pub fn fitting(&self, times: &[Option<f64>], width: Width) -> Vec<Option<f64>> {
+        times
+            .iter()
+            .zip(&self.flavors)
+            .map(|(t, f)| t.filter(|_| f.fits(width)))
+            .collect()
+    }
+
+    /// Per machine (as [`Cluster::machine_flavors`]), its node: nodes are
+    /// numbered over the whole cluster, flavor by flavor, each holding
+    /// `per_node` consecutive machines.
+    pub fn machine_nodes(&self) -> Vec<usize> {
+        let mut nodes = Vec::with_capacity(self.total_slots());
+        let mut first = 0;
+        for f in &self.flavors {
+            let per = f.per_node.max(1);
+            nodes.extend((0..f.slots).map(|i| first + i / per));
+            first += f.slots.div_ceil(per);
+        }
+        nodes
     }
 
     /// Slots over all flavors: the number of machines.
@@ -220,6 +346,7 @@ impl Scenario {
                     "needs one duration and estimate per flavor ({flavors})"
                 ))));
             }
+            Width::new(job.width.per_node, job.width.nodes).map_err(at)?;
             check_seconds(job.arrival, "arrival").map_err(at)?;
             for t in job.durations.iter().chain(&job.estimates).flatten() {
                 check_seconds(*t, "time").map_err(at)?;

@@ -4,7 +4,7 @@
 //! baselines' defining behaviour.
 
 use fairmatch::metrics::JobOutcome;
-use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Workload};
+use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Width, Workload};
 use fairmatch::policy::baselines::ftf::Ftf;
 use fairmatch::policy::baselines::gavel_maxmin::GavelMaxMin;
 use fairmatch::policy::baselines::{fifo::Fifo, srpt::Srpt, tiresias::Tiresias};
@@ -21,10 +21,7 @@ fn scenario(slots: &[usize], jobs: &[(usize, f64, Vec<Option<f64>>)]) -> Scenari
             flavors: slots
                 .iter()
                 .enumerate()
-                .map(|(i, &s)| Flavor {
-                    name: format!("f{i}"),
-                    slots: s,
-                })
+                .map(|(i, &s)| Flavor::new(format!("f{i}"), s))
                 .collect(),
         },
         workload: Workload {
@@ -43,6 +40,7 @@ fn scenario(slots: &[usize], jobs: &[(usize, f64, Vec<Option<f64>>)]) -> Scenari
                     arrival: *arrival,
                     durations: durations.clone(),
                     estimates: vec![None; durations.len()],
+                    width: Width::ONE,
                 })
                 .collect(),
         },

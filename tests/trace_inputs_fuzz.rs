@@ -203,6 +203,7 @@ fn cluster_of(names: &[&str]) -> Cluster {
             .map(|n| Flavor {
                 name: n.to_string(),
                 slots: 2,
+                per_node: 1,
             })
             .collect(),
     )

@@ -3,7 +3,7 @@
 
 use super::bench::print_json;
 use super::{BenchSimArgs, CliError};
-use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Workload};
+use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Width, Workload};
 use fairmatch::policy::allox::Allox;
 use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
 use fairmatch::solver::SolverKind;
@@ -64,6 +64,7 @@ pub fn synthetic(args: &BenchSimArgs) -> Scenario {
             arrival: t.round(),
             durations: vec![Some(gpu), Some(cpu)],
             estimates: vec![None, None],
+            width: Width::ONE,
         });
     }
     Scenario {
@@ -72,10 +73,12 @@ pub fn synthetic(args: &BenchSimArgs) -> Scenario {
                 Flavor {
                     name: "gpu".into(),
                     slots: args.gpu_slots,
+                    per_node: 1,
                 },
                 Flavor {
                     name: "cpu".into(),
                     slots: args.cpu_slots,
+                    per_node: 1,
                 },
             ],
         },

@@ -25,6 +25,7 @@ fn parse_flavors(list: &str) -> Result<Cluster, CliError> {
             Ok(Flavor {
                 name: name.to_string(),
                 slots,
+                per_node: 1,
             })
         })
         .collect::<Result<Vec<_>, _>>()?;

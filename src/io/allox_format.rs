@@ -14,7 +14,7 @@
 //! estimates `time * (1 + err)`.
 
 use super::{parse_seconds, within_bound, InputError};
-use crate::model::{Cluster, Flavor, Job, ModelError, User, Workload};
+use crate::model::{Cluster, Flavor, Job, ModelError, User, Width, Workload};
 use std::collections::{HashMap, HashSet};
 
 /// How to read an AlloX input: its cluster and its time unit.
@@ -40,10 +40,12 @@ pub fn cluster(options: &AlloxOptions) -> Result<Cluster, ModelError> {
         Flavor {
             name: "gpu".into(),
             slots: options.gpu_slots,
+            per_node: 1,
         },
         Flavor {
             name: "cpu".into(),
             slots: options.cpu_slots,
+            per_node: 1,
         },
     ])
 }
@@ -105,6 +107,7 @@ pub fn parse(file: &str, text: &str, options: &AlloxOptions) -> Result<Workload,
             arrival,
             durations,
             estimates,
+            width: Width::ONE,
         });
     }
     Ok(Workload { users, jobs })

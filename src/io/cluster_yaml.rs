@@ -96,6 +96,7 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
         flavors.push(Flavor {
             name: entry.name,
             slots: entry.slots,
+            per_node: 1,
         });
     }
     if flavors.iter().all(|f| f.slots == 0) {
@@ -154,7 +155,8 @@ mod tests {
             spec.cluster.flavors[1],
             Flavor {
                 name: "cpu".into(),
-                slots: 3
+                slots: 3,
+                per_node: 1,
             }
         );
         assert_eq!(spec.weights, vec![("a".to_string(), 2.0)]);

@@ -22,7 +22,7 @@
 //! caller drops them.
 
 use super::InputError;
-use crate::model::{Cluster, Job, User, Workload};
+use crate::model::{Cluster, Job, User, Width, Workload};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -202,6 +202,7 @@ pub fn parse(
             arrival: line.arrival,
             estimates: vec![None; durations.len()],
             durations,
+            width: Width::ONE,
         });
     }
     let users = (0..options.users)
@@ -345,10 +346,12 @@ mod tests {
             Flavor {
                 name: "v100".into(),
                 slots: 2,
+                per_node: 1,
             },
             Flavor {
                 name: "k80".into(),
                 slots: 2,
+                per_node: 1,
             },
         ])
         .unwrap()
@@ -450,6 +453,7 @@ mod tests {
         let c = Cluster::new(vec![Flavor {
             name: "a100".into(),
             slots: 1,
+            per_node: 1,
         }])
         .unwrap();
         let e = parse("t.trace", "", &t, &c, &options())

@@ -15,7 +15,7 @@
 //!
 //! The same options and seed give the same file.
 
-use crate::model::{Cluster, Job, User, Workload};
+use crate::model::{Cluster, Job, User, Width, Workload};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
@@ -128,6 +128,7 @@ pub fn workload(o: &GenerateOptions, cluster: &Cluster) -> Workload {
             arrival: 0.0,
             estimates: vec![None; flavors],
             durations,
+            width: Width::ONE,
         });
     }
     if o.load > 0.0 {

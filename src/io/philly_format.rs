@@ -27,7 +27,7 @@
 
 use super::gavel_format::Throughputs;
 use super::InputError;
-use crate::model::{Cluster, Job, User, Workload};
+use crate::model::{Cluster, Job, User, Width, Workload};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
@@ -325,6 +325,7 @@ fn build_workload(
             arrival,
             estimates: vec![None; durations.len()],
             durations,
+            width: Width::ONE,
         });
     }
     Ok(Workload { users, jobs })
@@ -393,6 +394,7 @@ mod tests {
                 .map(|n| Flavor {
                     name: n.to_string(),
                     slots: 1,
+                    per_node: 1,
                 })
                 .collect(),
         )

@@ -6,7 +6,7 @@
 //! estimate means "use the duration". Times are seconds.
 
 use super::{parse_seconds, InputError};
-use crate::model::{Cluster, Job, User, Workload};
+use crate::model::{Cluster, Job, User, Width, Workload};
 use std::collections::{HashMap, HashSet};
 
 /// Reads a native workload for `cluster`; `weights` give listed users a weight,
@@ -89,6 +89,7 @@ pub fn parse(
             arrival,
             durations,
             estimates,
+            width: Width::ONE,
         };
         if job.fastest_flavor(cluster).is_none() {
             return Err(at(format!(
@@ -172,10 +173,12 @@ mod tests {
                 Flavor {
                     name: "gpu".into(),
                     slots: 2,
+                    per_node: 1,
                 },
                 Flavor {
                     name: "cpu".into(),
                     slots: 2,
+                    per_node: 1,
                 },
             ],
         }

@@ -8,7 +8,7 @@ pub mod allox;
 pub mod baselines;
 pub mod decision_loop;
 
-use crate::model::{best_flavor, Flavor};
+use crate::model::{best_flavor, Flavor, Width};
 use crate::solver::SolveError;
 use std::fmt;
 
@@ -23,9 +23,14 @@ pub struct PendingJob {
     pub arrival: f64,
     /// Estimated run time per flavor; `None` = cannot run there.
     pub estimates: Vec<Option<f64>>,
+    /// The slots it needs at once, all on one flavor: it starts with one
+    /// [`Start`] per slot, `width.per_node` on each of `width.nodes`
+    /// nodes, all in one answer.
+    pub width: Width,
 }
 
-/// A job already running on a machine.
+/// A job already running on a machine. A job of several slots is one
+/// `RunningJob` per slot, so shares and service count each slot it holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunningJob {
     /// Caller's handle, as [`PendingJob::id`] was while it waited.
@@ -45,6 +50,9 @@ pub struct RunningJob {
 pub struct MachineView {
     /// The machine's flavor, an index into [`View::flavors`].
     pub flavor: usize,
+    /// The node it is on: machines with the same node share one; numbers
+    /// are unique over the cluster.
+    pub node: usize,
     /// When the machine is expected to be free (absolute time); `<= now`
     /// when idle. For a busy machine this is an estimate and may be past.
     pub free_at: f64,
@@ -128,7 +136,9 @@ pub fn job_share(view: &View<'_>, estimates: &[Option<f64>], flavor: usize) -> f
     }
 }
 
-/// Start pending job `job` (a [`PendingJob::id`]) on `machine` now.
+/// Start pending job `job` (a [`PendingJob::id`]) on `machine` now. A
+/// job of several slots is started by one `Start` per slot, all in the
+/// same answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Start {
     /// The job to start, a [`PendingJob::id`].

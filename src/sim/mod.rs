@@ -4,8 +4,10 @@
 //! simultaneous events (arrivals, completions, probe completions), and again
 //! at the same instant for as long as it keeps starting jobs, so a fairness
 //! score that changed with the last start is seen before idle machines are
-//! given away. Jobs are single-slot and never preempted. The policy sees
-//! estimates; the clock runs on true durations.
+//! given away. A job holds its width's slots (a gang, on as many nodes as
+//! its width says) from its start to its end; only preemptive policies
+//! stop one, all its slots at once. The policy sees estimates; the clock
+//! runs on true durations.
 
 mod estimates;
 
@@ -15,7 +17,7 @@ use crate::metrics::{isolated_time, JobOutcome};
 use crate::model::Scenario;
 use crate::ordered::TotalF64 as Time;
 use crate::policy::decision_loop::{self, AttainedService, Driver};
-use crate::policy::{MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View};
+use crate::policy::{IdMap, MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View};
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -195,7 +197,10 @@ struct Sim<'a> {
     scenario: &'a Scenario,
     estimates: Vec<Vec<Option<f64>>>,
     machine_flavor: Vec<usize>,
+    machine_node: Vec<usize>,
     machines: Vec<Busy>,
+    /// Per job, the slots of its current run not yet freed.
+    slots_held: Vec<usize>,
     events: BinaryHeap<Reverse<(Time, Event, u64)>>,
     seq: u64,
     pending: Vec<PendingJob>,
@@ -280,9 +285,17 @@ pub fn simulate(
     }
     let mut sim = Sim {
         scenario,
-        estimates: options.estimates.resolve(&scenario.workload),
+        estimates: options
+            .estimates
+            .resolve(&scenario.workload)
+            .iter()
+            .zip(&scenario.workload.jobs)
+            .map(|(e, job)| cluster.fitting(e, job.width))
+            .collect(),
         machine_flavor: cluster.machine_flavors(),
+        machine_node: cluster.machine_nodes(),
         machines: vec![Busy::Idle; cluster.total_slots()],
+        slots_held: vec![0; n],
         events: BinaryHeap::new(),
         seq: 0,
         pending: Vec::new(),
@@ -414,6 +427,10 @@ impl Sim<'_> {
                         let spec = &self.scenario.workload.jobs[job];
                         let flavor = self.machine_flavor[m];
                         self.busy[flavor] += now - started;
+                        self.slots_held[job] -= 1;
+                        if self.slots_held[job] > 0 {
+                            return;
+                        }
                         self.outcomes[job] = Some(JobOutcome {
                             user: spec.user,
                             arrival: spec.arrival,
@@ -457,6 +474,7 @@ impl Sim<'_> {
             user: job.user,
             arrival: job.arrival,
             estimates: self.scaled_estimates(j, self.remaining[j]),
+            width: job.width,
         });
     }
 
@@ -474,11 +492,10 @@ impl Sim<'_> {
     /// left. A job whose work is done (only its completion is due) is left
     /// to complete.
     fn preempt(&mut self, now: f64, job: usize) -> Result<(), SimError> {
-        let found = self
-            .machines
-            .iter()
-            .position(|b| matches!(*b, Busy::Job { job: j, .. } if j == job));
-        let Some(m) = found else {
+        let held: Vec<usize> = (0..self.machines.len())
+            .filter(|&m| matches!(self.machines[m], Busy::Job { job: j, .. } if j == job))
+            .collect();
+        let Some(&m) = held.first() else {
             return Err(SimError::InvalidPreemption { job });
         };
         let Busy::Job {
@@ -498,10 +515,13 @@ impl Sim<'_> {
         if left <= 0.0 {
             return Ok(());
         }
-        self.busy[flavor] += ran;
+        self.busy[flavor] += ran * held.len() as f64;
         self.remaining[job] = left;
-        self.epochs[m] += 1;
-        self.machines[m] = Busy::Idle;
+        for m in held {
+            self.epochs[m] += 1;
+            self.machines[m] = Busy::Idle;
+        }
+        self.slots_held[job] = 0;
         self.make_pending(job);
         Ok(())
     }
@@ -584,34 +604,67 @@ impl Sim<'_> {
         Ok(())
     }
 
-    fn start(&mut self, now: f64, start: Start) -> Result<(), SimError> {
-        let invalid = |why| Err(SimError::InvalidStart { start, why });
-        let Some(i) = self.pending.iter().position(|p| p.id == start.job) else {
+    /// Starts one job on `machines`, one [`Start`] each: all idle, of one
+    /// flavor the job fits and can run on, `width.per_node` on each of
+    /// `width.nodes` nodes.
+    fn start(&mut self, now: f64, job: usize, machines: &[usize]) -> Result<(), SimError> {
+        let invalid = |why| {
+            Err(SimError::InvalidStart {
+                start: Start {
+                    job,
+                    machine: machines[0],
+                },
+                why,
+            })
+        };
+        let Some(i) = self.pending.iter().position(|p| p.id == job) else {
             return invalid("the job is not pending");
         };
-        if self.machines.get(start.machine) != Some(&Busy::Idle) {
-            return invalid("the machine is not idle");
+        let spec = &self.scenario.workload.jobs[job];
+        if machines.len() != spec.width.slots() {
+            return invalid("a job starts on exactly as many machines as its width");
         }
-        let flavor = self.machine_flavor[start.machine];
-        let Some(length) = self.scenario.workload.jobs[start.job].durations[flavor] else {
+        for (k, &m) in machines.iter().enumerate() {
+            if self.machines.get(m) != Some(&Busy::Idle) {
+                return invalid("the machine is not idle");
+            }
+            if machines[..k].contains(&m) {
+                return invalid("the job names a machine twice");
+            }
+        }
+        let flavor = self.machine_flavor[machines[0]];
+        if machines.iter().any(|&m| self.machine_flavor[m] != flavor) {
+            return invalid("a job's machines are all of one flavor");
+        }
+        let mut nodes: Vec<usize> = machines.iter().map(|&m| self.machine_node[m]).collect();
+        nodes.sort_unstable();
+        let per_node_ok = nodes
+            .chunk_by(|a, b| a == b)
+            .all(|n| n.len() == spec.width.per_node);
+        if !per_node_ok || nodes.len() / spec.width.per_node != spec.width.nodes {
+            return invalid("a job takes its width's slots on each of its width's nodes");
+        }
+        let Some(length) = spec.durations[flavor] else {
             return invalid("the job cannot run on that flavor");
         };
         self.pending.swap_remove(i);
-        let fraction = self.remaining[start.job];
-        self.first_start[start.job].get_or_insert(now);
-        self.machines[start.machine] = Busy::Job {
-            job: start.job,
-            started: now,
-            fraction,
-        };
-        let m = start.machine;
-        self.push(
-            now + fraction * length + self.job_overhead,
-            Event::Free {
-                machine: m,
-                epoch: self.epochs[m],
-            },
-        );
+        let fraction = self.remaining[job];
+        self.first_start[job].get_or_insert(now);
+        self.slots_held[job] = machines.len();
+        for &m in machines {
+            self.machines[m] = Busy::Job {
+                job,
+                started: now,
+                fraction,
+            };
+            self.push(
+                now + fraction * length + self.job_overhead,
+                Event::Free {
+                    machine: m,
+                    epoch: self.epochs[m],
+                },
+            );
+        }
         Ok(())
     }
 
@@ -632,6 +685,7 @@ impl Sim<'_> {
                 };
                 MachineView {
                     flavor,
+                    node: self.machine_node[m],
                     free_at,
                     idle: *busy == Busy::Idle,
                 }
@@ -686,8 +740,18 @@ impl Driver for AtInstant<'_, '_> {
     }
 
     fn apply(&mut self, starts: Vec<Start>) -> Result<(), SimError> {
+        // A gang's starts, gathered in the order of each job's first one.
+        let mut gangs: Vec<(usize, Vec<usize>)> = Vec::new();
+        let mut index: IdMap<usize> = IdMap::default();
         for start in starts {
-            self.sim.start(self.now, start)?;
+            let i = *index.entry(start.job).or_insert_with(|| {
+                gangs.push((start.job, Vec::new()));
+                gangs.len() - 1
+            });
+            gangs[i].1.push(start.machine);
+        }
+        for (job, machines) in gangs {
+            self.sim.start(self.now, job, &machines)?;
         }
         Ok(())
     }

@@ -103,6 +103,7 @@ impl SlotModel {
             flavors.push(Flavor {
                 name: part.name.clone(),
                 slots: slots.len() - before,
+                per_node: 1,
             });
             gpu_flavor.push(gpu);
             let mut with_slots: Vec<usize> = slots[before..].iter().map(|s| s.node).collect();

@@ -8,6 +8,7 @@ use super::estimates::Estimates;
 use super::hints::{self, Hint};
 use super::slots::SlotModel;
 use super::snapshot::{JobInfo, Preemption, Snapshot};
+use crate::model::Width;
 use crate::policy::decision_loop::Driver;
 use crate::policy::{MachineView, PendingJob, PolicyError, RunningJob, Start, View};
 use std::collections::HashMap;
@@ -76,8 +77,12 @@ impl<'s> SnapshotView<'s> {
             machines: model
                 .slots
                 .iter()
-                .map(|s| MachineView {
+                .enumerate()
+                .map(|(node, s)| MachineView {
                     flavor: s.flavor,
+                    // Jobs the plan places hold one slot; every slot is a
+                    // node of its own to them.
+                    node,
                     free_at: snap.now,
                     idle: true,
                 })
@@ -211,6 +216,7 @@ impl<'s> SnapshotView<'s> {
                     user,
                     arrival: job.submit,
                     estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
+                    width: Width::ONE,
                 });
             }
         }

@@ -115,10 +115,12 @@ fn testbed(scale: f64) -> Scenario {
                 Flavor {
                     name: "cpu".into(),
                     slots: 8,
+                    per_node: 1,
                 },
                 Flavor {
                     name: "gpu".into(),
                     slots: 4,
+                    per_node: 1,
                 },
             ],
         },

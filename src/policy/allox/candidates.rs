@@ -114,6 +114,7 @@ mod tests {
             user: 0,
             arrival: id as f64,
             estimates: vec![gpu, cpu],
+            width: crate::model::Width::ONE,
         }
     }
 

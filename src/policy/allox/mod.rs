@@ -340,7 +340,7 @@ impl Allox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Flavor;
+    use crate::model::{Flavor, Width};
     use crate::policy::{usage_scores, MachineView, RunningJob};
 
     fn flavors() -> Vec<Flavor> {
@@ -348,10 +348,12 @@ mod tests {
             Flavor {
                 name: "gpu".into(),
                 slots: 1,
+                per_node: 1,
             },
             Flavor {
                 name: "cpu".into(),
                 slots: 1,
+                per_node: 1,
             },
         ]
     }
@@ -362,6 +364,7 @@ mod tests {
             user,
             arrival: 0.0,
             estimates: vec![gpu, cpu],
+            width: Width::ONE,
         }
     }
 
@@ -375,11 +378,13 @@ mod tests {
         let machines = [
             MachineView {
                 flavor: 0,
+                node: 0,
                 free_at: 11.0,
                 idle: false,
             },
             MachineView {
                 flavor: 1,
+                node: 1,
                 free_at: 10.0,
                 idle: true,
             },
@@ -407,16 +412,19 @@ mod tests {
             Flavor {
                 name: "gpu".into(),
                 slots: 4,
+                per_node: 1,
             },
             Flavor {
                 name: "cpu".into(),
                 slots: 8,
+                per_node: 1,
             },
         ];
         let machines: Vec<MachineView> = [0, 1]
             .iter()
             .map(|&flavor| MachineView {
                 flavor,
+                node: flavor,
                 free_at: 100.0,
                 idle: false,
             })
@@ -457,6 +465,7 @@ mod tests {
         let flavors = flavors();
         let machines = [MachineView {
             flavor: 1,
+            node: 0,
             free_at: 0.0,
             idle: true,
         }];
@@ -489,10 +498,12 @@ mod tests {
         let flavors = vec![Flavor {
             name: "gpu".into(),
             slots: 4,
+            per_node: 1,
         }];
         let machines: Vec<MachineView> = (0..4)
-            .map(|_| MachineView {
+            .map(|node| MachineView {
                 flavor: 0,
+                node,
                 free_at: 0.0,
                 idle: true,
             })
@@ -503,6 +514,7 @@ mod tests {
                 user: i / 3,
                 arrival: 0.0,
                 estimates: vec![Some(10.0 + i as f64)],
+                width: Width::ONE,
             })
             .collect();
         let view = View {
@@ -537,6 +549,7 @@ mod tests {
         let flavors = flavors();
         let machines = [MachineView {
             flavor: 0,
+            node: 0,
             free_at: 0.0,
             idle: true,
         }];
@@ -569,6 +582,7 @@ mod tests {
             .map(|f| Flavor {
                 name: format!("f{f}"),
                 slots: machine_flavors.iter().filter(|&&x| x == f).count(),
+                per_node: 1,
             })
             .collect();
         // Distinct times, so the optimum (and each decision) is unique.
@@ -581,12 +595,15 @@ mod tests {
                     Some(3.0 + ((id * 37) % 41) as f64 * 0.913),
                     Some(2.0 + ((id * 53) % 43) as f64 * 1.271),
                 ],
+                width: Width::ONE,
             })
             .collect();
         let mut machines: Vec<MachineView> = machine_flavors
             .iter()
-            .map(|&flavor| MachineView {
+            .enumerate()
+            .map(|(node, &flavor)| MachineView {
                 flavor,
+                node,
                 free_at: 0.0,
                 idle: true,
             })
@@ -714,13 +731,14 @@ mod tests {
             ),
         ) {
             let flavors: Vec<Flavor> = (0..busy.len())
-                .map(|f| Flavor { name: format!("f{f}"), slots: 1 })
+                .map(|f| Flavor::new(format!("f{f}"), 1))
                 .collect();
             let machines: Vec<MachineView> = busy
                 .iter()
                 .enumerate()
                 .map(|(i, b)| MachineView {
                     flavor: i,
+                    node: i,
                     free_at: 5.0 + b.unwrap_or(0.0),
                     idle: b.is_none(),
                 })
@@ -731,7 +749,7 @@ mod tests {
                 .map(|(id, (user, arrival, times))| {
                     let mut estimates = times[..busy.len()].to_vec();
                     estimates[0] = estimates[0].or(Some(40.0 + id as f64 * 0.731)); // placeable
-                    PendingJob { id, user: *user, arrival: *arrival, estimates }
+                    PendingJob { id, user: *user, arrival: *arrival, estimates, width: Width::ONE }
                 })
                 .collect();
             let view = View {

@@ -167,11 +167,13 @@ mod tests {
             .map(|n| Flavor {
                 name: n.to_string(),
                 slots: 1,
+                per_node: 1,
             })
             .collect();
         let machines: Vec<MachineView> = (0..3)
             .map(|flavor| MachineView {
                 flavor,
+                node: flavor,
                 free_at: 0.0,
                 idle: true,
             })
@@ -181,6 +183,7 @@ mod tests {
             user,
             arrival: id as f64,
             estimates: vec![Some(4.0), Some(1.0), Some(2.0)],
+            width: crate::model::Width::ONE,
         };
         let jobs = [job(0, 0), job(1, 0), job(2, 1), job(3, 1)];
         let v = view(&flavors, &machines, &jobs, &[]);

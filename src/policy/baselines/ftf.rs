@@ -150,10 +150,12 @@ mod tests {
             Flavor {
                 name: "gpu".into(),
                 slots: 1,
+                per_node: 1,
             },
             Flavor {
                 name: "cpu".into(),
                 slots: 1,
+                per_node: 1,
             },
         ];
         let jobs = [

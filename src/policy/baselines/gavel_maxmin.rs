@@ -77,10 +77,12 @@ mod tests {
             Flavor {
                 name: "gpu".into(),
                 slots: gpus,
+                per_node: 1,
             },
             Flavor {
                 name: "cpu".into(),
                 slots: cpus,
+                per_node: 1,
             },
         ]
     }

@@ -335,6 +335,7 @@ mod tests {
         Flavor {
             name: format!("f{slots}"),
             slots,
+            per_node: 1,
         }
     }
 

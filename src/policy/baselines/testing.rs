@@ -10,17 +10,21 @@ pub fn two_flavors(gpus: usize, cpus: usize) -> (Vec<Flavor>, Vec<MachineView>) 
         Flavor {
             name: "gpu".into(),
             slots: gpus,
+            per_node: 1,
         },
         Flavor {
             name: "cpu".into(),
             slots: cpus,
+            per_node: 1,
         },
     ];
     let machines = (0..gpus)
         .map(|_| 0)
         .chain((0..cpus).map(|_| 1))
-        .map(|flavor| MachineView {
+        .enumerate()
+        .map(|(node, flavor)| MachineView {
             flavor,
+            node,
             free_at: 0.0,
             idle: true,
         })
@@ -34,6 +38,7 @@ pub fn pending(id: usize, user: usize, arrival: f64, times: [Option<f64>; 2]) ->
         user,
         arrival,
         estimates: times.to_vec(),
+        width: crate::model::Width::ONE,
     }
 }
 
