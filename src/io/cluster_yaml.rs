@@ -3,7 +3,8 @@
 //! ```yaml
 //! flavors:
 //!   - name: gpu
-//!     slots: 2
+//!     slots: 8
+//!     per_node: 4   # optional: slots per node (default 1); `gpus_per_node` says the same
 //!   - name: cpu
 //!     slots: 2
 //! users:            # optional; users not listed have weight 1
@@ -28,6 +29,8 @@ struct ClusterFile {
 struct FlavorEntry {
     name: String,
     slots: usize,
+    #[serde(default, alias = "gpus_per_node")]
+    per_node: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -93,10 +96,21 @@ pub fn parse(file: &str, text: &str) -> Result<ClusterSpec, InputError> {
                 ),
             ));
         }
+        let per_node = entry.per_node.unwrap_or(1);
+        if per_node == 0 || entry.slots % per_node != 0 {
+            return Err(InputError::at(
+                file,
+                line_of("per_node").or(line_of("gpus_per_node")).or(line),
+                format!(
+                    "flavor '{}': {} slots are not whole nodes of {per_node} slots per node",
+                    entry.name, entry.slots
+                ),
+            ));
+        }
         flavors.push(Flavor {
             name: entry.name,
             slots: entry.slots,
-            per_node: 1,
+            per_node,
         });
     }
     if flavors.iter().all(|f| f.slots == 0) {

@@ -1,9 +1,11 @@
 //! The native workload file: a CSV with the header
-//! `job_id,user,arrival,duration_<flavor>...[,estimate_<flavor>...]`.
+//! `job_id,user,arrival,duration_<flavor>...[,estimate_<flavor>...][,width][,nodes]`.
 //!
 //! There is one `duration_` column per flavor of the cluster, in any order.
 //! An empty duration means the job cannot run on that flavor; an empty
-//! estimate means "use the duration". Times are seconds.
+//! estimate means "use the duration". Times are seconds, at the job's
+//! width. `width` is the slots (GPUs) the job needs on each node and
+//! `nodes` how many nodes, both 1 when absent or empty.
 
 use super::{parse_seconds, InputError};
 use crate::model::{Cluster, Job, User, Width, Workload};
@@ -83,18 +85,38 @@ pub fn parse(
             durations.push(d);
             estimates.push(e);
         }
+        let count = |col: Option<usize>, what: &str| -> Result<usize, InputError> {
+            match col.map(|c| &record[c]) {
+                None | Some("") => Ok(1),
+                Some(text) => text
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| at(format!("{what} '{text}' is not a whole number >= 1"))),
+            }
+        };
+        let width = Width::new(
+            count(columns.width, "width")?,
+            count(columns.nodes, "nodes")?,
+        )
+        .map_err(|e| at(e.to_string()))?;
         let job = Job {
             name: id,
             user,
             arrival,
             durations,
             estimates,
-            width: Width::ONE,
+            width,
         };
         if job.fastest_flavor(cluster).is_none() {
             return Err(at(format!(
-                "job '{}' has no duration on any flavor with slots",
-                job.name
+                "job '{}' has no duration on any flavor with slots{}",
+                job.name,
+                if width.is_one() {
+                    String::new()
+                } else {
+                    format!(" and nodes of at least {width} slots")
+                }
             )));
         }
         jobs.push(job);
@@ -117,6 +139,8 @@ struct Columns {
     arrival: usize,
     duration: Vec<usize>,
     estimate: Vec<Option<usize>>,
+    width: Option<usize>,
+    nodes: Option<usize>,
 }
 
 impl Columns {
@@ -135,13 +159,15 @@ impl Columns {
             arrival: require("arrival")?,
             duration,
             estimate,
+            width: find("width"),
+            nodes: find("nodes"),
         };
         let mut seen = HashSet::new();
         for h in header.iter() {
             if !seen.insert(h) {
                 return Err(format!("column '{h}' appears twice"));
             }
-            let known = matches!(h, "job_id" | "user" | "arrival")
+            let known = matches!(h, "job_id" | "user" | "arrival" | "width" | "nodes")
                 || ["duration_", "estimate_"].iter().any(|p| {
                     h.strip_prefix(p)
                         .is_some_and(|f| cluster.flavor_index(f).is_some())

@@ -25,6 +25,8 @@
 //! of assignments does not change.
 
 pub mod candidates;
+pub mod gang_plan;
+mod gangs;
 mod warm_plan;
 
 use self::candidates::CandidateRule;
@@ -56,6 +58,14 @@ pub struct Allox {
     /// With the class solver and no stickiness: the last
     /// matching, kept for the next decision (see `warm_plan`).
     warm: WarmSlot,
+    /// With jobs wider than one slot: how many jobs that cannot start now
+    /// hold a reservation that later jobs may not delay (see `gang_plan`).
+    pub reservations: usize,
+    /// With jobs wider than one slot: a job that has waited this many
+    /// times its fastest estimate goes ahead of every job that has not,
+    /// oldest first, and so holds a reservation; this bounds its wait
+    /// whatever stream of other jobs arrives.
+    pub aging: f64,
 }
 
 /// The current matching inside one decision.
@@ -82,6 +92,8 @@ impl Allox {
             stickiness: 0.0,
             planned: IdMap::default(),
             warm: WarmSlot::default(),
+            reservations: gangs::RESERVATIONS,
+            aging: gangs::AGING,
         })
     }
 
@@ -151,6 +163,9 @@ impl Policy for Allox {
         if view.pending.is_empty() || !idle.contains(&true) {
             return Ok(Vec::new());
         }
+        if view.pending.iter().any(|j| !j.width.is_one()) {
+            return self.decide_gangs(view);
+        }
         let by_id: IdMap<&PendingJob> = view.pending.iter().map(|j| (j.id, j)).collect();
         if self.stickiness > 0.0 {
             self.planned.retain(|id, _| by_id.contains_key(id));
@@ -178,22 +193,10 @@ impl Policy for Allox {
         let mut starts = Vec::new();
 
         'start: while !left.is_empty() && idle.contains(&true) {
-            let mut users: Vec<usize> = left.iter().map(|j| j.user).collect();
-            users.sort_unstable();
-            users.dedup();
-            // Equal scores (typically: nothing running) go to the user with
-            // the least service so far, not to the lowest index: AlloX's
-            // instantaneous score alone would hand every simultaneous wave
-            // of free slots to the same user.
-            users.sort_by(|&a, &b| {
-                scores[a]
-                    .total_cmp(&scores[b])
-                    .then(attained(a).total_cmp(&attained(b)))
-                    .then(a.cmp(&b))
-            });
+            let users = ranked_users(&left, &scores, &attained);
             let mut alpha = self.alpha;
             loop {
-                let eligible = ((alpha * users.len() as f64).ceil() as usize).clamp(1, users.len());
+                let eligible = eligible_count(alpha, users.len());
                 let chosen = &users[..eligible];
                 let mut chosen_sorted = chosen.to_vec();
                 chosen_sorted.sort_unstable();
@@ -255,6 +258,32 @@ impl Policy for Allox {
         }
         Ok(starts)
     }
+}
+
+/// The users with jobs in `left`, least served first: by score, then (equal
+/// scores, typically with nothing running) by the service they have had,
+/// not by index, since AlloX's instantaneous score alone would hand every
+/// simultaneous wave of free slots to the same user; then by index.
+fn ranked_users(
+    left: &[&PendingJob],
+    scores: &[f64],
+    attained: &dyn Fn(usize) -> f64,
+) -> Vec<usize> {
+    let mut users: Vec<usize> = left.iter().map(|j| j.user).collect();
+    users.sort_unstable();
+    users.dedup();
+    users.sort_by(|&a, &b| {
+        scores[a]
+            .total_cmp(&scores[b])
+            .then(attained(a).total_cmp(&attained(b)))
+            .then(a.cmp(&b))
+    });
+    users
+}
+
+/// How many of the first `users` (ranked) are eligible at `alpha`.
+fn eligible_count(alpha: f64, users: usize) -> usize {
+    ((alpha * users as f64).ceil() as usize).clamp(1, users)
 }
 
 impl Allox {

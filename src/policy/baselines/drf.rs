@@ -15,7 +15,7 @@
 //! jobs. Neither variant ever moves a job to a slower flavor to start it
 //! sooner: that trade is what AlloX and the matching are for.
 
-use super::{progressive_filling, IdleByFlavor, PendingJob, Policy, PolicyError, Start, View};
+use super::{progressive_filling, IdleNodes, PendingJob, Policy, PolicyError, Start, View};
 use crate::model::best_flavor;
 use crate::ordered::TotalF64 as Total;
 
@@ -99,7 +99,7 @@ impl Policy for Drf {
     }
 
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
-        let mut idle = IdleByFlavor::new(view);
+        let mut idle = IdleNodes::new(view);
         if !idle.any() {
             return Ok(Vec::new());
         }
@@ -114,7 +114,7 @@ impl Policy for Drf {
         let mut queues: Vec<Vec<(Key, &PendingJob, usize)>> = vec![Vec::new(); used.len()];
         for job in view.pending {
             match self.flavor_for(view, gpu, job) {
-                Some(f) if idle.has(f) => {
+                Some(f) if idle.fits(f, job.width) => {
                     let length = if shortest_first {
                         job.estimates[f].unwrap_or(f64::INFINITY)
                     } else {
@@ -142,8 +142,11 @@ impl Policy for Drf {
             queues,
             &mut idle,
             |used, u| dominant_share(view, &used[u], view.user_weights[u]),
-            |job, idle| self.flavor_for(view, gpu, job).filter(|&f| idle.has(f)),
-            |used, u, f| used[u][f] += 1,
+            |job, idle| {
+                self.flavor_for(view, gpu, job)
+                    .filter(|&f| idle.fits(f, job.width))
+            },
+            |used, u, f, slots| used[u][f] += slots,
         );
         Ok(starts)
     }

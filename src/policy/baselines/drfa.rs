@@ -19,7 +19,7 @@
 //! a CPU this is the rule above.
 
 use super::{
-    by_arrival, progressive_filling, IdleByFlavor, PendingJob, Policy, PolicyError, Start, View,
+    by_arrival, progressive_filling, IdleNodes, PendingJob, Policy, PolicyError, Start, View,
 };
 
 /// AlloX's DRFA baseline; see the module's description.
@@ -89,18 +89,18 @@ impl Policy for Drfa {
     }
 
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
-        let mut idle = IdleByFlavor::new(view);
+        let mut idle = IdleNodes::new(view);
         let (order, worth) = virtual_cpu(view);
         let mut held = vec![0.0; view.user_weights.len()];
         for job in view.running {
             held[job.user] += worth[view.machines[job.machine].flavor];
         }
         // The flavor a job would take now: the most valuable idle one.
-        let choice = |job: &PendingJob, idle: &IdleByFlavor| {
+        let choice = |job: &PendingJob, idle: &IdleNodes| {
             order
                 .iter()
                 .copied()
-                .find(|&f| job.estimates[f].is_some() && idle.has(f))
+                .find(|&f| job.estimates[f].is_some() && idle.fits(f, job.width))
         };
         let mut queues: Vec<Vec<&PendingJob>> = vec![Vec::new(); held.len()];
         for job in by_arrival(view.pending) {
@@ -114,7 +114,7 @@ impl Policy for Drfa {
             &mut idle,
             |held, u| held[u] / view.user_weights[u],
             choice,
-            |held, u, f| held[u] += worth[f],
+            |held, u, f, slots| held[u] += worth[f] * slots as f64,
         );
         Ok(starts)
     }

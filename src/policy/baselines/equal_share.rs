@@ -7,7 +7,9 @@
 //! does not use stay idle: that waste is the point of comparing against it.
 
 use super::drf::slots_in_use;
-use super::{by_fastest, flavors_by_speed, IdleByFlavor, Policy, PolicyError, Start, View};
+use super::{
+    by_fastest, flavors_by_speed, gang_starts, IdleNodes, Policy, PolicyError, Start, View,
+};
 
 /// Equal share; see the module's description.
 #[derive(Clone, Debug, Default)]
@@ -53,19 +55,19 @@ impl Policy for EqualShare {
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
         let quota = quotas(view);
         let mut used = slots_in_use(view);
-        let mut idle = IdleByFlavor::new(view);
+        let mut idle = IdleNodes::new(view);
         let mut starts = Vec::new();
         for job in by_fastest(view.pending, view.flavors) {
             let u = job.user;
-            let flavor = flavors_by_speed(job, view.flavors)
-                .into_iter()
-                .find(|&f| used[u][f] < quota[u][f] && idle.has(f));
+            let flavor = flavors_by_speed(job, view.flavors).into_iter().find(|&f| {
+                // A job wider than its user's quota may start alone.
+                let within = used[u][f] + job.width.slots() <= quota[u][f] || used[u][f] == 0;
+                within && idle.fits(f, job.width)
+            });
             if let Some(f) = flavor {
-                used[u][f] += 1;
-                starts.push(Start {
-                    job: job.id,
-                    machine: idle.take(f).expect("checked idle"),
-                });
+                let machines = idle.take(f, job.width).expect("checked idle");
+                used[u][f] += machines.len();
+                starts.extend(gang_starts(job.id, &machines));
             }
         }
         Ok(starts)

@@ -29,51 +29,23 @@ pub mod srpt;
 pub(crate) mod testing;
 pub mod tiresias;
 
+pub(crate) use super::idle_nodes::{gang_starts, IdleNodes};
 use super::{by_arrival, IdMap, PendingJob, Policy, PolicyError, RunningJob, Start, View};
 use crate::model::{best_flavor, Flavor};
-
-/// The idle machines of each flavor, taken lowest index first: the
-/// bookkeeping of the greedy policies, which start jobs one by one.
-pub(crate) struct IdleByFlavor(Vec<std::collections::VecDeque<usize>>);
-
-impl IdleByFlavor {
-    pub(crate) fn new(view: &View<'_>) -> Self {
-        let mut idle = vec![std::collections::VecDeque::new(); view.flavors.len()];
-        for m in view.idle_machines() {
-            idle[view.machines[m].flavor].push_back(m);
-        }
-        IdleByFlavor(idle)
-    }
-
-    pub(crate) fn has(&self, flavor: usize) -> bool {
-        !self.0[flavor].is_empty()
-    }
-
-    pub(crate) fn take(&mut self, flavor: usize) -> Option<usize> {
-        self.0[flavor].pop_front()
-    }
-
-    pub(crate) fn count(&self, flavor: usize) -> usize {
-        self.0[flavor].len()
-    }
-
-    pub(crate) fn any(&self) -> bool {
-        self.0.iter().any(|q| !q.is_empty())
-    }
-}
 
 /// Progressive filling across users, the rule of the DRF policies: while
 /// some user has a job that can start, the user whose `share` of `held` is
 /// smallest (ties: lower index) starts the first job of its queue that
-/// `place` finds an idle flavor for, and `take` adds the slot to `held`.
-/// A job that cannot start now does not block its user's later jobs.
+/// `place` finds an idle flavor for, and `take` adds its slots (user,
+/// flavor, how many) to `held`. A job that cannot start now does not block
+/// its user's later jobs.
 pub(crate) fn progressive_filling<H>(
     held: &mut H,
     mut queues: Vec<Vec<&PendingJob>>,
-    idle: &mut IdleByFlavor,
+    idle: &mut IdleNodes,
     share: impl Fn(&H, usize) -> f64,
-    place: impl Fn(&PendingJob, &IdleByFlavor) -> Option<usize>,
-    take: impl Fn(&mut H, usize, usize),
+    place: impl Fn(&PendingJob, &IdleNodes) -> Option<usize>,
+    take: impl Fn(&mut H, usize, usize, usize),
 ) -> Vec<Start> {
     let mut starts = Vec::new();
     while idle.any() {
@@ -86,12 +58,9 @@ pub(crate) fn progressive_filling<H>(
         let Some((_, u, i)) = next else { break };
         let job = queues[u].remove(i);
         let f = place(job, idle).expect("the candidate has an idle flavor");
-        let machine = idle.take(f).expect("checked idle");
-        take(held, u, f);
-        starts.push(Start {
-            job: job.id,
-            machine,
-        });
+        let machines = idle.take(f, job.width).expect("checked idle");
+        take(held, u, f, machines.len());
+        starts.extend(gang_starts(job.id, &machines));
     }
     starts
 }
@@ -125,12 +94,14 @@ pub(crate) fn by_fastest<'a>(pending: &'a [PendingJob], flavors: &[Flavor]) -> V
     keyed.into_iter().map(|(_, j)| j).collect()
 }
 
-/// One job in a preemptive policy's ranking, best first.
+/// One job in a preemptive policy's ranking, best first. A running job of
+/// several slots is ranked once per slot it holds (as [`View::running`]
+/// lists it), with the same key.
 pub(crate) enum Ranked {
     /// Keeps its machine if a slot of its flavor is left for it.
     Running { id: usize, flavor: usize },
-    /// Would start on this flavor if a slot of it is left for it.
-    Pending { flavor: usize },
+    /// Would start on this flavor if `slots` of it are left for it.
+    Pending { flavor: usize, slots: usize },
 }
 
 /// The indices of the `n` smallest keys among `members` (indices into
@@ -146,16 +117,32 @@ fn smallest<K: Ord + Copy>(keys: &[K], mut members: Vec<usize>, n: usize) -> Vec
     members
 }
 
-/// Walks `ranked` best first (keys unique); each job claims a slot of its
-/// flavor while one is left (machines idle or running a job; not probes).
-/// Returns the running jobs left without one, best first: the jobs to
-/// preempt so that every better job can run.
+/// Walks `ranked` best first (keys unique but for a running job's slots);
+/// each job claims its slots of its flavor while they are left (machines
+/// idle or running a job; not probes), a job too wide for what is left
+/// claiming none. Returns the running jobs left without all their slots,
+/// best first: the jobs to preempt so that every better job can run.
+/// Slots are counted per flavor, not per node: a wide job that claimed
+/// slots spread over nodes may still wait for them to come together.
 ///
-/// Claims of one flavor never touch another's, so the walk is the same as
-/// letting each flavor's best jobs claim its slots: a selection per flavor
-/// instead of a sort of the whole queue, which was most of a simulated
-/// Tiresias run (it sorted a deep queue twice an event).
+/// Claims of one flavor never touch another's, so when every job is one
+/// slot wide the walk is the same as letting each flavor's best jobs claim
+/// its slots: a selection per flavor instead of a sort of the whole queue,
+/// which was most of a simulated Tiresias run (it sorted a deep queue twice
+/// an event).
 pub(crate) fn outranked<K: Ord + Copy>(view: &View<'_>, ranked: &[(K, Ranked)]) -> Vec<usize> {
+    let wide = ranked
+        .iter()
+        .any(|(_, r)| matches!(*r, Ranked::Pending { slots, .. } if slots > 1))
+        || view.flavors.iter().any(|f| f.per_node > 1)
+        || {
+            let mut ids: Vec<usize> = view.running.iter().map(|j| j.id).collect();
+            ids.sort_unstable();
+            ids.windows(2).any(|w| w[0] == w[1])
+        };
+    if wide {
+        return outranked_by_width(view, ranked);
+    }
     let mut slots = vec![0usize; view.flavors.len()];
     for m in view.idle_machines() {
         slots[view.machines[m].flavor] += 1;
@@ -164,7 +151,7 @@ pub(crate) fn outranked<K: Ord + Copy>(view: &View<'_>, ranked: &[(K, Ranked)]) 
         slots[view.machines[job.machine].flavor] += 1;
     }
     let flavor = |r: &Ranked| match *r {
-        Ranked::Running { flavor, .. } | Ranked::Pending { flavor } => flavor,
+        Ranked::Running { flavor, .. } | Ranked::Pending { flavor, .. } => flavor,
     };
     let keys: Vec<K> = ranked.iter().map(|(k, _)| *k).collect();
     let mut by_flavor: Vec<Vec<usize>> = vec![Vec::new(); view.flavors.len()];
@@ -189,20 +176,70 @@ pub(crate) fn outranked<K: Ord + Copy>(view: &View<'_>, ranked: &[(K, Ranked)]) 
     out.into_iter().map(|(_, id)| id).collect()
 }
 
-/// Starts the jobs of `order` best first (keys unique), each on an idle
-/// machine of its fastest flavor: the `decide` of the preemptive policies,
-/// whose ranking already made room. As in [`outranked`], each flavor's
-/// idle machines go to its best jobs, found by selection.
+/// [`outranked`] with jobs of any width: the walk itself, in key order.
+fn outranked_by_width<K: Ord + Copy>(view: &View<'_>, ranked: &[(K, Ranked)]) -> Vec<usize> {
+    let mut left = vec![0usize; view.flavors.len()];
+    for m in view.idle_machines() {
+        left[view.machines[m].flavor] += 1;
+    }
+    // A running job once, with the slots it holds.
+    let mut held: IdMap<usize> = IdMap::default();
+    for job in view.running {
+        left[view.machines[job.machine].flavor] += 1;
+        *held.entry(job.id).or_default() += 1;
+    }
+    let mut order: Vec<usize> = (0..ranked.len()).collect();
+    order.sort_unstable_by_key(|&i| ranked[i].0);
+    let mut out = Vec::new();
+    for i in order {
+        let (flavor, slots, running) = match ranked[i].1 {
+            Ranked::Running { id, flavor } => match held.remove(&id) {
+                Some(slots) => (flavor, slots, Some(id)),
+                None => continue,
+            },
+            Ranked::Pending { flavor, slots } => (flavor, slots, None),
+        };
+        if slots <= left[flavor] {
+            left[flavor] -= slots;
+        } else if let Some(id) = running {
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// Starts the jobs of `order` best first (keys unique), each on idle
+/// machines of its fastest flavor: the `decide` of the preemptive policies,
+/// whose ranking already made room. As in [`outranked`], when every job is
+/// one slot wide each flavor's idle machines go to its best jobs, found by
+/// selection; otherwise the jobs are walked in order, each taking its
+/// width's slots (best fit) if they are idle.
 pub(crate) fn start_in_order<K: Ord + Copy>(
     view: &View<'_>,
     order: &[(K, &PendingJob)],
 ) -> Vec<Start> {
-    let mut idle = IdleByFlavor::new(view);
+    let mut idle = IdleNodes::new(view);
+    if order.iter().any(|(_, j)| !j.width.is_one()) {
+        let mut sorted: Vec<&(K, &PendingJob)> = order.iter().collect();
+        sorted.sort_unstable_by_key(|(k, _)| *k);
+        let mut starts = Vec::new();
+        for (_, job) in sorted {
+            if !idle.any() {
+                break;
+            }
+            if let Some((f, _)) = best_flavor(&job.estimates, view.flavors) {
+                if let Some(machines) = idle.take(f, job.width) {
+                    starts.extend(gang_starts(job.id, &machines));
+                }
+            }
+        }
+        return starts;
+    }
     let keys: Vec<K> = order.iter().map(|(k, _)| *k).collect();
     let mut by_flavor: Vec<Vec<usize>> = vec![Vec::new(); view.flavors.len()];
     for (i, (_, job)) in order.iter().enumerate() {
         if let Some((f, _)) = best_flavor(&job.estimates, view.flavors) {
-            if idle.has(f) {
+            if idle.count(f) > 0 {
                 by_flavor[f].push(i);
             }
         }
@@ -219,9 +256,9 @@ pub(crate) fn start_in_order<K: Ord + Copy>(
     chosen
         .into_iter()
         .filter_map(|(_, i, f)| {
-            idle.take(f).map(|machine| Start {
+            idle.take(f, order[i].1.width).map(|m| Start {
                 job: order[i].1.id,
-                machine,
+                machine: m[0],
             })
         })
         .collect()

@@ -23,7 +23,9 @@
 //! [`max_min`] is the LP both allocators solve (in [`super::max_min`]):
 //! exactly and combinatorially on two flavors, by clarabel on more.
 
-use super::{best_flavor, IdMap, PendingJob, Policy, PolicyError, Start, View};
+use super::{
+    best_flavor, gang_starts, IdMap, IdleNodes, PendingJob, Policy, PolicyError, Start, View,
+};
 use crate::model::Flavor;
 use std::collections::HashMap;
 
@@ -110,7 +112,13 @@ impl<A: Allocator> RoundBased<A> {
     fn plan_round(&mut self, view: &View<'_>) -> Result<(), PolicyError> {
         self.note(view);
         let mut active: Vec<ActiveJob> = Vec::new();
+        // Slots per active job: a running job is listed once per slot.
+        let mut width: IdMap<usize> = IdMap::default();
         for job in view.running {
+            *width.entry(job.id).or_default() += 1;
+            if width[&job.id] > 1 {
+                continue;
+            }
             let f = view.machines[job.machine].flavor;
             let done = (view.now - job.started).max(0.0);
             let share_left = job.estimates[f].map_or(1.0, |p| {
@@ -138,6 +146,7 @@ impl<A: Allocator> RoundBased<A> {
             });
         }
         for job in view.pending {
+            width.insert(job.id, job.width.slots());
             let (arrival, full) = self.seen[&job.id].clone();
             active.push(ActiveJob {
                 id: job.id,
@@ -181,8 +190,9 @@ impl<A: Allocator> RoundBased<A> {
         }
         self.placed.clear();
         for (_, _, id, f) in pairs {
-            if left[f] > 0 && !self.placed.contains_key(&id) {
-                left[f] -= 1;
+            let slots = width[&id];
+            if left[f] >= slots && !self.placed.contains_key(&id) {
+                left[f] -= slots;
                 self.placed.insert(id, f);
                 *self.rounds.entry((id, f)).or_insert(0.0) += 1.0;
             }
@@ -205,12 +215,16 @@ impl<A: Allocator> Policy for RoundBased<A> {
             return Ok(Vec::new());
         }
         self.plan_round(view)?;
-        Ok(view
+        let mut stop: Vec<usize> = view
             .running
             .iter()
             .filter(|j| self.placed.get(&j.id) != Some(&view.machines[j.machine].flavor))
             .map(|j| j.id)
-            .collect())
+            .collect();
+        // A job of several slots is listed once per slot.
+        let mut seen = std::collections::HashSet::new();
+        stop.retain(|id| seen.insert(*id));
+        Ok(stop)
     }
 
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
@@ -218,10 +232,7 @@ impl<A: Allocator> Policy for RoundBased<A> {
         if self.round_end.is_none() {
             self.plan_round(view)?;
         }
-        let mut idle: Vec<Vec<usize>> = vec![Vec::new(); view.flavors.len()];
-        for m in view.idle_machines().collect::<Vec<_>>().into_iter().rev() {
-            idle[view.machines[m].flavor].push(m);
-        }
+        let mut idle = IdleNodes::new(view);
         let mut starts = Vec::new();
         // The round's placement first, then (mid-round arrivals, slots a
         // finished job left) the waiting jobs fastest first.
@@ -229,11 +240,8 @@ impl<A: Allocator> Policy for RoundBased<A> {
         for job in view.pending {
             match self.placed.get(&job.id) {
                 Some(&f) => {
-                    if let Some(machine) = idle[f].pop() {
-                        starts.push(Start {
-                            job: job.id,
-                            machine,
-                        });
+                    if let Some(machines) = idle.take(f, job.width) {
+                        starts.extend(gang_starts(job.id, &machines));
                     }
                 }
                 None => rest.push(job),
@@ -244,12 +252,9 @@ impl<A: Allocator> Policy for RoundBased<A> {
         rest.sort_by(|a, b| fastest(a).total_cmp(&fastest(b)).then(a.id.cmp(&b.id)));
         for job in rest {
             if let Some((f, _)) = best_flavor(&job.estimates, view.flavors) {
-                if let Some(machine) = idle[f].pop() {
+                if let Some(machines) = idle.take(f, job.width) {
                     self.placed.insert(job.id, f);
-                    starts.push(Start {
-                        job: job.id,
-                        machine,
-                    });
+                    starts.extend(gang_starts(job.id, &machines));
                 }
             }
         }

@@ -4,7 +4,7 @@
 //! A job whose fastest flavor is full waits without blocking the jobs
 //! behind it.
 
-use super::{by_fastest, IdleByFlavor, Policy, PolicyError, Start, View};
+use super::{by_fastest, gang_starts, IdleNodes, Policy, PolicyError, Start, View};
 use crate::model::best_flavor;
 
 /// Shortest job first; see the module's description.
@@ -17,7 +17,7 @@ impl Policy for Sjf {
     }
 
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
-        let mut idle = IdleByFlavor::new(view);
+        let mut idle = IdleNodes::new(view);
         let mut starts = Vec::new();
         for job in by_fastest(view.pending, view.flavors) {
             if !idle.any() {
@@ -26,11 +26,8 @@ impl Policy for Sjf {
             let Some((fastest, _)) = best_flavor(&job.estimates, view.flavors) else {
                 continue;
             };
-            if let Some(machine) = idle.take(fastest) {
-                starts.push(Start {
-                    job: job.id,
-                    machine,
-                });
+            if let Some(machines) = idle.take(fastest, job.width) {
+                starts.extend(gang_starts(job.id, &machines));
             }
         }
         Ok(starts)

@@ -43,7 +43,8 @@ impl Policy for Srpt {
         for job in view.pending {
             if let Some((flavor, t)) = best_flavor(&job.estimates, view.flavors) {
                 let key = (TotalF64(t), true, TotalF64(job.arrival), job.id);
-                ranked.push((key, Ranked::Pending { flavor }));
+                let slots = job.width.slots();
+                ranked.push((key, Ranked::Pending { flavor, slots }));
             }
         }
         Ok(outranked(view, &ranked))

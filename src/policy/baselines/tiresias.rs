@@ -123,7 +123,8 @@ impl Policy for Tiresias {
                     true,
                     job.id,
                 );
-                ranked.push((key, Ranked::Pending { flavor }));
+                let slots = job.width.slots();
+                ranked.push((key, Ranked::Pending { flavor, slots }));
             }
         }
         let stop = outranked(view, &ranked);

@@ -1,0 +1,366 @@
+//! Planning jobs of any width: AlloX's matching on a relaxation decides
+//! each job's flavor and its place in the order, then a serial schedule
+//! places the jobs in that order on whole nodes, each at the earliest time
+//! its gang fits without moving any job placed before it.
+//!
+//! Minimising total completion time with gangs is NP-hard (it contains
+//! `P|size_j|ΣC_j`), so this is an approximation; with every job one slot
+//! wide AlloX never comes here (its matching is exact). The relaxation
+//! cuts each job of width `w` and time `p` into one job of time `w * p`
+//! (its area) on one slot: the matching then weighs a wide job by the
+//! slot-time it takes from everyone behind it, and orders the jobs of
+//! each slot shortest area first, the order that minimises total
+//! completion on one slot. Jobs go to the serial schedule in the order of
+//! their start in the relaxed plan. `docs/solver-design.md` gives the
+//! formulation, its cost and its measured gap to an exact oracle.
+//!
+//! The serial schedule is conservative backfilling: a job placed later
+//! never delays one placed earlier, so a wide job that holds a place in
+//! the order is not pushed back by narrow ones filling the slots it waits
+//! for. Online ([`start_now`]), only the first few jobs that cannot start
+//! at once hold a reservation (`reservations`), as Slurm's backfill limits
+//! its depth; the rest start now only where they delay none of those.
+
+use crate::model::Width;
+use crate::solver::{self, Instance, Machine, SolveError, SolverKind};
+
+/// One node as the plan sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanNode {
+    /// Its flavor.
+    pub flavor: usize,
+    /// Its slots.
+    pub slots: usize,
+    /// When each busy slot frees, from now (> 0). Idle slots are not
+    /// listed.
+    pub busy_until: Vec<f64>,
+}
+
+/// One job to plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanJob {
+    /// Run time per flavor at its width; `None` = it cannot run there.
+    pub times: Vec<Option<f64>>,
+    /// Its gang.
+    pub width: Width,
+    /// How long it has waited (a tie-break of the relaxed order).
+    pub waited: f64,
+}
+
+/// Where and when the plan runs one job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    /// Index into the jobs planned.
+    pub job: usize,
+    /// The nodes it runs on (indices into the nodes planned), `width.nodes`
+    /// of them.
+    pub nodes: Vec<usize>,
+    /// When it starts and ends, from now.
+    pub start: f64,
+    /// See `start`.
+    pub end: f64,
+}
+
+/// Slots in use on one node over time: the plan's intervals.
+#[derive(Clone, Debug, Default)]
+struct Profile {
+    /// `(start, end, slots)`.
+    used: Vec<(f64, f64, usize)>,
+}
+
+impl Profile {
+    /// Most slots in use at any time in `[from, to)`.
+    fn peak(&self, from: f64, to: f64) -> usize {
+        let mut peak = 0;
+        let at = |t: f64| -> usize {
+            self.used
+                .iter()
+                .filter(|&&(s, e, _)| s <= t && t < e)
+                .map(|&(_, _, n)| n)
+                .sum()
+        };
+        peak = peak.max(at(from));
+        for &(s, _, _) in &self.used {
+            if s > from && s < to {
+                peak = peak.max(at(s));
+            }
+        }
+        peak
+    }
+}
+
+/// The relaxed matching's order of `jobs`, and each job's flavor: AlloX's
+/// matching with each job's time scaled by its width, on one machine per
+/// slot of `nodes`.
+pub fn relaxed_order(
+    nodes: &[PlanNode],
+    flavors: usize,
+    jobs: &[PlanJob],
+) -> Result<Vec<(usize, usize)>, SolveError> {
+    let mut machines = Vec::new();
+    for n in nodes {
+        let mut free: Vec<f64> = n.busy_until.clone();
+        free.resize(n.slots.max(free.len()), 0.0);
+        machines.extend(free.into_iter().map(|free_in| Machine {
+            flavor: n.flavor,
+            free_in,
+        }));
+    }
+    let instance = Instance {
+        flavors,
+        releases: jobs.iter().map(|j| -j.waited).collect(),
+        times: jobs
+            .iter()
+            .flat_map(|j| {
+                let area = j.width.slots() as f64;
+                j.times.iter().map(move |t| t.map(|t| t * area))
+            })
+            .collect(),
+        machines,
+        preferred: Vec::new(),
+    };
+    let solution = solver::solve(&instance, SolverKind::Fast)?;
+    let queues = solution.queues(instance.machines.len());
+    // (relaxed start, relaxed end, -waited, job, flavor)
+    let mut keyed: Vec<(f64, f64, f64, usize, usize)> = Vec::with_capacity(jobs.len());
+    for (m, queue) in queues.iter().enumerate() {
+        let mut t = instance.machines[m].free_in;
+        let flavor = instance.machines[m].flavor;
+        for &j in queue {
+            let p = instance
+                .time(j, flavor)
+                .expect("matched to an allowed flavor");
+            keyed.push((t, t + p, -jobs[j].waited, j, flavor));
+            t += p;
+        }
+    }
+    keyed.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then(a.1.total_cmp(&b.1))
+            .then(a.2.total_cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    });
+    Ok(keyed.into_iter().map(|(_, _, _, j, f)| (j, f)).collect())
+}
+
+/// The serial schedule: the nodes' profiles and what has been placed.
+pub struct Schedule<'a> {
+    nodes: &'a [PlanNode],
+    profiles: Vec<Profile>,
+    /// Per flavor, its nodes.
+    by_flavor: Vec<Vec<usize>>,
+}
+
+impl<'a> Schedule<'a> {
+    /// The nodes with their busy slots, nothing placed yet.
+    pub fn new(nodes: &'a [PlanNode], flavors: usize) -> Self {
+        let mut by_flavor = vec![Vec::new(); flavors];
+        let profiles = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                by_flavor[n.flavor].push(i);
+                Profile {
+                    used: n.busy_until.iter().map(|&t| (0.0, t, 1)).collect(),
+                }
+            })
+            .collect();
+        Schedule {
+            nodes,
+            profiles,
+            by_flavor,
+        }
+    }
+
+    /// Nodes of `flavor` that hold `width.per_node` slots over `[t, t + p)`,
+    /// fullest first (best fit), ties by index.
+    fn fitting_at(&self, flavor: usize, width: Width, t: f64, p: f64) -> Vec<usize> {
+        let mut fit: Vec<(usize, usize)> = self.by_flavor[flavor]
+            .iter()
+            .filter_map(|&n| {
+                let free = self.nodes[n]
+                    .slots
+                    .saturating_sub(self.profiles[n].peak(t, t + p));
+                (free >= width.per_node).then_some((free, n))
+            })
+            .collect();
+        fit.sort_unstable();
+        fit.into_iter().map(|(_, n)| n).collect()
+    }
+
+    /// Places `job` of `width` and time `p` on `flavor` at `t` if its gang
+    /// fits there; returns its nodes.
+    pub fn place_at(&mut self, flavor: usize, width: Width, p: f64, t: f64) -> Option<Vec<usize>> {
+        let mut nodes = self.fitting_at(flavor, width, t, p);
+        if nodes.len() < width.nodes {
+            return None;
+        }
+        nodes.truncate(width.nodes);
+        for &n in &nodes {
+            self.profiles[n].used.push((t, t + p, width.per_node));
+        }
+        Some(nodes)
+    }
+
+    /// Places a job at the earliest time its gang fits on `flavor` without
+    /// moving anything placed: returns its start and nodes, or `None` if
+    /// the flavor has too few nodes of enough slots.
+    pub fn place_earliest(
+        &mut self,
+        flavor: usize,
+        width: Width,
+        p: f64,
+    ) -> Option<(f64, Vec<usize>)> {
+        let big_enough = self.by_flavor[flavor]
+            .iter()
+            .filter(|&&n| self.nodes[n].slots >= width.per_node)
+            .count();
+        if big_enough < width.nodes {
+            return None;
+        }
+        let mut times: Vec<f64> = vec![0.0];
+        for &n in &self.by_flavor[flavor] {
+            times.extend(self.profiles[n].used.iter().map(|&(_, e, _)| e));
+        }
+        times.sort_by(f64::total_cmp);
+        times.dedup();
+        for t in times {
+            if let Some(nodes) = self.place_at(flavor, width, p, t) {
+                return Some((t, nodes));
+            }
+        }
+        unreachable!("every slot is free after the last interval ends")
+    }
+}
+
+/// The whole serial schedule of `jobs` in `order` (job, flavor): every job
+/// at its earliest fit. What the gap study measures.
+pub fn schedule_all(
+    nodes: &[PlanNode],
+    flavors: usize,
+    jobs: &[PlanJob],
+    order: &[(usize, usize)],
+) -> Vec<Placement> {
+    let mut schedule = Schedule::new(nodes, flavors);
+    let mut out = Vec::with_capacity(order.len());
+    for &(j, f) in order {
+        let p = jobs[j].times[f].expect("ordered on an allowed flavor");
+        if let Some((start, nodes)) = schedule.place_earliest(f, jobs[j].width, p) {
+            out.push(Placement {
+                job: j,
+                nodes,
+                start,
+                end: start + p,
+            });
+        }
+    }
+    out
+}
+
+/// The plan's total completion time, from now.
+pub fn total_completion(placements: &[Placement]) -> f64 {
+    placements.iter().map(|p| p.end).sum()
+}
+
+/// The jobs of `order` that start now, and their nodes: each job starts if
+/// its gang fits now without delaying a reservation; the first
+/// `reservations` jobs that do not fit now each reserve their earliest
+/// fit. Stops once no slot is idle and the reservations are made.
+pub fn start_now(
+    nodes: &[PlanNode],
+    flavors: usize,
+    jobs: &[PlanJob],
+    order: &[(usize, usize)],
+    reservations: usize,
+) -> Vec<Placement> {
+    let mut schedule = Schedule::new(nodes, flavors);
+    let mut idle: usize = nodes
+        .iter()
+        .map(|n| n.slots.saturating_sub(n.busy_until.len()))
+        .sum();
+    let mut reserved = 0;
+    let mut out = Vec::new();
+    for &(j, f) in order {
+        if idle == 0 && reserved >= reservations {
+            break;
+        }
+        let width = jobs[j].width;
+        let p = jobs[j].times[f].expect("ordered on an allowed flavor");
+        if idle >= width.slots() {
+            if let Some(nodes) = schedule.place_at(f, width, p, 0.0) {
+                idle -= width.slots();
+                out.push(Placement {
+                    job: j,
+                    nodes,
+                    start: 0.0,
+                    end: p,
+                });
+                continue;
+            }
+        }
+        if reserved < reservations && schedule.place_earliest(f, width, p).is_some() {
+            reserved += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(flavor: usize, slots: usize, busy: &[f64]) -> PlanNode {
+        PlanNode {
+            flavor,
+            slots,
+            busy_until: busy.to_vec(),
+        }
+    }
+
+    fn job(times: &[Option<f64>], per_node: usize, nodes: usize) -> PlanJob {
+        PlanJob {
+            times: times.to_vec(),
+            width: Width::new(per_node, nodes).unwrap(),
+            waited: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_reserved_wide_job_is_not_delayed_by_narrow_ones_behind_it() {
+        // One 4-slot node, 2 slots busy for 10 s. The 4-wide job goes
+        // first in the order: it cannot start now and reserves t = 10.
+        // A 1-wide job of 5 s fits before it; one of 20 s would delay it.
+        let nodes = [node(0, 4, &[10.0, 10.0])];
+        let jobs = [
+            job(&[Some(30.0)], 4, 1),
+            job(&[Some(20.0)], 1, 1),
+            job(&[Some(5.0)], 1, 1),
+        ];
+        let order = [(0, 0), (1, 0), (2, 0)];
+        let now = start_now(&nodes, 1, &jobs, &order, 1);
+        assert_eq!(now.iter().map(|p| p.job).collect::<Vec<_>>(), vec![2]);
+        let all = schedule_all(&nodes, 1, &jobs, &order);
+        assert_eq!(all[0].start, 10.0);
+        assert_eq!(all[1].start, 40.0);
+        assert_eq!(all[2].start, 0.0);
+    }
+
+    #[test]
+    fn a_multi_node_gang_starts_when_enough_nodes_are_free_together() {
+        let nodes = [node(0, 2, &[5.0]), node(0, 2, &[]), node(0, 2, &[8.0, 8.0])];
+        let jobs = [job(&[Some(10.0)], 2, 2)];
+        let all = schedule_all(&nodes, 1, &jobs, &[(0, 0)]);
+        assert_eq!(all[0].start, 5.0);
+        assert_eq!(all[0].nodes, vec![0, 1]);
+    }
+
+    #[test]
+    fn the_relaxation_weighs_a_job_by_its_area() {
+        // Two 1-slot... one 2-slot node: a 2-wide 10 s job (area 20) and a
+        // 1-wide 15 s job: area first puts the narrow one ahead.
+        let nodes = [node(0, 2, &[])];
+        let jobs = [job(&[Some(10.0)], 2, 1), job(&[Some(15.0)], 1, 1)];
+        let order = relaxed_order(&nodes, 1, &jobs).unwrap();
+        assert_eq!(order, vec![(1, 0), (0, 0)]);
+    }
+}

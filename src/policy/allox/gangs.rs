@@ -1,0 +1,144 @@
+//! AlloX's decision when some waiting job is wider than one slot: the
+//! eligible users' jobs are planned by [`super::gang_plan`], and those its
+//! plan starts now start.
+//!
+//! Fairness is AlloX's: only the least-served users' jobs are planned, and
+//! alpha doubles when their plan starts nothing. Below alpha 1 one job
+//! starts per decision, so the users are ranked again before the next, as
+//! with narrow jobs. Starvation: a job that has waited [`Allox::aging`]
+//! times its fastest estimate is planned ahead of every job that has not,
+//! oldest first, so it holds one of the first reservations; no job placed
+//! after it may delay it, so its wait ends once the jobs ahead of it (older
+//! aged jobs, and running ones) are done, whatever keeps arriving.
+
+use super::gang_plan::{self, PlanJob, PlanNode};
+use super::{eligible_count, ranked_users, Allox};
+use crate::model::best_flavor;
+use crate::policy::{usage_scores, PendingJob, PolicyError, Start, View};
+
+/// Jobs that cannot start now and still hold a reservation.
+pub const RESERVATIONS: usize = 8;
+
+/// Waits, in multiples of a job's fastest estimate, after which it goes
+/// first.
+pub const AGING: f64 = 4.0;
+
+/// A busy slot is taken to free no sooner than this (seconds): one whose
+/// job overran its estimate is not idle.
+const STILL_BUSY: f64 = 1e-3;
+
+impl Allox {
+    pub(super) fn decide_gangs(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
+        let flavors = view.flavors.len();
+        // Nodes in order of first machine; each node's idle machines.
+        let node_count = view.machines.iter().map(|m| m.node + 1).max().unwrap_or(0);
+        let mut index = vec![usize::MAX; node_count];
+        let mut nodes: Vec<PlanNode> = Vec::new();
+        let mut idle: Vec<Vec<usize>> = Vec::new();
+        for (m, mv) in view.machines.iter().enumerate() {
+            if index[mv.node] == usize::MAX {
+                index[mv.node] = nodes.len();
+                nodes.push(PlanNode {
+                    flavor: mv.flavor,
+                    slots: 0,
+                    busy_until: Vec::new(),
+                });
+                idle.push(Vec::new());
+            }
+            let n = index[mv.node];
+            nodes[n].slots += 1;
+            if mv.idle {
+                idle[n].push(m);
+            } else {
+                nodes[n].busy_until.push(view.free_in(m).max(STILL_BUSY));
+            }
+        }
+        let mut usable = vec![false; flavors];
+        for m in view.machines {
+            usable[m.flavor] = true;
+        }
+        let left: Vec<&PendingJob> = view
+            .pending
+            .iter()
+            .filter(|j| {
+                j.estimates
+                    .iter()
+                    .zip(&usable)
+                    .any(|(e, &u)| u && e.is_some())
+            })
+            .collect();
+        if left.is_empty() {
+            return Ok(Vec::new());
+        }
+        let scores = usage_scores(view);
+        let attained = |u: usize| view.attained.get(u).copied().unwrap_or(0.0);
+        let users = ranked_users(&left, &scores, &attained);
+        let mut alpha = self.alpha;
+        loop {
+            let chosen = &users[..eligible_count(alpha, users.len())];
+            let candidates: Vec<&PendingJob> = left
+                .iter()
+                .copied()
+                .filter(|j| chosen.contains(&j.user))
+                .collect();
+            let starts = self.plan_gangs(view, &nodes, &idle, &candidates)?;
+            if !starts.is_empty() || chosen.len() == users.len() {
+                return Ok(starts);
+            }
+            alpha *= 2.0;
+        }
+    }
+
+    /// The starts the plan of `candidates` makes now.
+    fn plan_gangs(
+        &self,
+        view: &View<'_>,
+        nodes: &[PlanNode],
+        idle: &[Vec<usize>],
+        candidates: &[&PendingJob],
+    ) -> Result<Vec<Start>, PolicyError> {
+        let flavors = view.flavors.len();
+        let jobs: Vec<PlanJob> = candidates
+            .iter()
+            .map(|j| PlanJob {
+                times: j.estimates.clone(),
+                width: j.width,
+                waited: (view.now - j.arrival).max(0.0),
+            })
+            .collect();
+        let relaxed = gang_plan::relaxed_order(nodes, flavors, &jobs)?;
+        // Aged jobs first, oldest first; the rest in the relaxed order.
+        let aged = |j: usize| {
+            best_flavor(&jobs[j].times, view.flavors)
+                .is_some_and(|(_, p)| jobs[j].waited > self.aging * p.max(1.0))
+        };
+        let mut order: Vec<(usize, usize)> =
+            relaxed.iter().copied().filter(|&(j, _)| aged(j)).collect();
+        order.sort_by(|a, b| {
+            jobs[b.0]
+                .waited
+                .total_cmp(&jobs[a.0].waited)
+                .then(candidates[a.0].id.cmp(&candidates[b.0].id))
+        });
+        order.extend(relaxed.iter().copied().filter(|&(j, _)| !aged(j)));
+        let placements = gang_plan::start_now(nodes, flavors, &jobs, &order, self.reservations);
+        let mut taken = vec![0usize; nodes.len()];
+        let mut starts = Vec::new();
+        for p in placements {
+            let job = candidates[p.job];
+            for &n in &p.nodes {
+                for _ in 0..job.width.per_node {
+                    starts.push(Start {
+                        job: job.id,
+                        machine: idle[n][taken[n]],
+                    });
+                    taken[n] += 1;
+                }
+            }
+            if self.alpha < 1.0 {
+                break;
+            }
+        }
+        Ok(starts)
+    }
+}
