@@ -61,7 +61,8 @@ impl Policy for EqualShare {
             let u = job.user;
             let flavor = flavors_by_speed(job, view.flavors).into_iter().find(|&f| {
                 // A job wider than its user's quota may start alone.
-                let within = used[u][f] + job.width.slots() <= quota[u][f] || used[u][f] == 0;
+                let (w, q) = (job.width.slots(), quota[u][f]);
+                let within = used[u][f] + w <= q || (used[u][f] == 0 && q > 0 && w > q);
                 within && idle.fits(f, job.width)
             });
             if let Some(f) = flavor {
