@@ -1,6 +1,7 @@
 //! Command-line arguments and dispatch.
 
 mod bench;
+mod bench_gangs;
 mod bench_sim;
 mod compare;
 mod generate;
@@ -247,6 +248,39 @@ enum BenchCommand {
     /// (alpha 1, exact estimates), re-solving at every event, with a
     /// progress bar; report the time and the decisions per second.
     Sim(BenchSimArgs),
+    /// Jobs of any width: the gap of AlloX's plan to an exact exhaustive
+    /// optimum on seeded random small instances (mean, p95, worst), beside
+    /// smallest-area-first; with --decision, the time of one cold decision
+    /// on a deep queue of mixed widths.
+    Gangs(BenchGangsArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchGangsArgs {
+    /// Random instances in the gap study.
+    #[arg(long, default_value_t = 1000)]
+    instances: usize,
+    /// Jobs per instance (at most 8: the optimum is found exhaustively).
+    #[arg(long, default_value_t = 6)]
+    jobs: usize,
+    /// Seed of the first instance; instance i uses seed + i.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Time one cold decision instead of the gap study.
+    #[arg(long)]
+    decision: bool,
+    /// With --decision: pending jobs.
+    #[arg(long, default_value_t = 2000)]
+    pending: usize,
+    /// With --decision: 4-GPU nodes.
+    #[arg(long, default_value_t = 500)]
+    nodes: usize,
+    /// With --decision: GPU types the nodes are split into.
+    #[arg(long, default_value_t = 4)]
+    types: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -535,5 +569,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Command::Generate(a) => generate::run(a),
         Command::Bench(BenchCommand::Solver(a)) => bench::solver(a),
         Command::Bench(BenchCommand::Sim(a)) => bench_sim::run(a),
+        Command::Bench(BenchCommand::Gangs(a)) => bench_gangs::run(a),
     }
 }

@@ -97,28 +97,7 @@ pub fn relaxed_order(
     flavors: usize,
     jobs: &[PlanJob],
 ) -> Result<Vec<(usize, usize)>, SolveError> {
-    let mut machines = Vec::new();
-    for n in nodes {
-        let mut free: Vec<f64> = n.busy_until.clone();
-        free.resize(n.slots.max(free.len()), 0.0);
-        machines.extend(free.into_iter().map(|free_in| Machine {
-            flavor: n.flavor,
-            free_in,
-        }));
-    }
-    let instance = Instance {
-        flavors,
-        releases: jobs.iter().map(|j| -j.waited).collect(),
-        times: jobs
-            .iter()
-            .flat_map(|j| {
-                let area = j.width.slots() as f64;
-                j.times.iter().map(move |t| t.map(|t| t * area))
-            })
-            .collect(),
-        machines,
-        preferred: Vec::new(),
-    };
+    let instance = slot_instance(nodes, flavors, jobs, |j| j.width.slots() as f64);
     let solution = solver::solve(&instance, SolverKind::Fast)?;
     let queues = solution.queues(instance.machines.len());
     // (relaxed start, relaxed end, -waited, job, flavor)
@@ -141,6 +120,38 @@ pub fn relaxed_order(
             .then(a.3.cmp(&b.3))
     });
     Ok(keyed.into_iter().map(|(_, _, _, j, f)| (j, f)).collect())
+}
+
+/// The matching instance of `jobs` on one machine per slot of `nodes`,
+/// each job's times multiplied by `scale(job)`.
+fn slot_instance(
+    nodes: &[PlanNode],
+    flavors: usize,
+    jobs: &[PlanJob],
+    scale: impl Fn(&PlanJob) -> f64,
+) -> Instance {
+    let mut machines = Vec::new();
+    for n in nodes {
+        let mut free: Vec<f64> = n.busy_until.clone();
+        free.resize(n.slots.max(free.len()), 0.0);
+        machines.extend(free.into_iter().map(|free_in| Machine {
+            flavor: n.flavor,
+            free_in,
+        }));
+    }
+    Instance {
+        flavors,
+        releases: jobs.iter().map(|j| -j.waited).collect(),
+        times: jobs
+            .iter()
+            .flat_map(|j| {
+                let k = scale(j);
+                j.times.iter().map(move |t| t.map(|t| t * k))
+            })
+            .collect(),
+        machines,
+        preferred: Vec::new(),
+    }
 }
 
 /// The serial schedule: the nodes' profiles and what has been placed.
@@ -255,6 +266,91 @@ pub fn schedule_all(
         }
     }
     out
+}
+
+/// The total completion time, from now, of the schedule AlloX plans for
+/// `jobs` all waiting now: with every job one slot wide, the matching's
+/// optimum (exact); otherwise the serial schedule in the relaxed order.
+pub fn planned_total(
+    nodes: &[PlanNode],
+    flavors: usize,
+    jobs: &[PlanJob],
+) -> Result<f64, SolveError> {
+    if jobs.iter().all(|j| j.width.is_one()) {
+        let instance = slot_instance(nodes, flavors, jobs, |_| 1.0);
+        let solution = solver::solve(&instance, SolverKind::Fast)?;
+        // Releases are the jobs' waits: take them back out.
+        let waited: f64 = jobs.iter().map(|j| j.waited).sum();
+        return Ok(instance.objective(&solution.slots) - waited);
+    }
+    let order = improved_order(
+        nodes,
+        flavors,
+        jobs,
+        relaxed_order(nodes, flavors, jobs)?,
+        usize::MAX,
+    );
+    Ok(total_completion(&schedule_all(
+        nodes, flavors, jobs, &order,
+    )))
+}
+
+/// Local search from `order` on the serial schedule's total completion:
+/// moving one job to another place in the order, or to another flavor it
+/// can use, while some move gains, with at most `budget` schedules
+/// evaluated. The relaxation's order with every job on the fastest flavor
+/// (shortest area first) is tried as a second start, and the better kept.
+pub fn improved_order(
+    nodes: &[PlanNode],
+    flavors: usize,
+    jobs: &[PlanJob],
+    order: Vec<(usize, usize)>,
+    budget: usize,
+) -> Vec<(usize, usize)> {
+    let total = |o: &[(usize, usize)]| total_completion(&schedule_all(nodes, flavors, jobs, o));
+    let mut evaluated = 0usize;
+    let mut best = order;
+    let mut best_total = total(&best);
+    let mut improved = true;
+    while improved && evaluated < budget {
+        improved = false;
+        'moves: for i in 0..best.len() {
+            let (j, f) = best[i];
+            // Another flavor in place.
+            for g in 0..flavors {
+                if g == f || jobs[j].times[g].is_none() {
+                    continue;
+                }
+                let mut o = best.clone();
+                o[i] = (j, g);
+                evaluated += 1;
+                let t = total(&o);
+                if t < best_total * (1.0 - 1e-12) {
+                    (best, best_total, improved) = (o, t, true);
+                    break 'moves;
+                }
+            }
+            // Another place in the order.
+            for k in 0..best.len() {
+                if k == i {
+                    continue;
+                }
+                let mut o = best.clone();
+                let moved = o.remove(i);
+                o.insert(k, moved);
+                evaluated += 1;
+                let t = total(&o);
+                if t < best_total * (1.0 - 1e-12) {
+                    (best, best_total, improved) = (o, t, true);
+                    break 'moves;
+                }
+            }
+            if evaluated >= budget {
+                break;
+            }
+        }
+    }
+    best
 }
 
 /// The plan's total completion time, from now.

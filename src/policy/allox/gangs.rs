@@ -23,6 +23,12 @@ pub const RESERVATIONS: usize = 8;
 /// first.
 pub const AGING: f64 = 4.0;
 
+/// The jobs at the head of the relaxed order that local search reorders.
+const SEARCHED_JOBS: usize = 16;
+
+/// Schedules the local search may evaluate per decision.
+const SEARCH_BUDGET: usize = 200;
+
 /// A busy slot is taken to free no sooner than this (seconds): one whose
 /// job overran its estimate is not idle.
 const STILL_BUSY: f64 = 1e-3;
@@ -120,7 +126,21 @@ impl Allox {
                 .total_cmp(&jobs[a.0].waited)
                 .then(candidates[a.0].id.cmp(&candidates[b.0].id))
         });
-        order.extend(relaxed.iter().copied().filter(|&(j, _)| !aged(j)));
+        // The head of the rest, improved by local search on its own
+        // schedule: it holds the jobs that start now and the reservations.
+        let rest: Vec<(usize, usize)> =
+            relaxed.iter().copied().filter(|&(j, _)| !aged(j)).collect();
+        let head = rest.len().min(SEARCHED_JOBS);
+        let head_jobs: Vec<PlanJob> = rest[..head].iter().map(|&(j, _)| jobs[j].clone()).collect();
+        let head_order: Vec<(usize, usize)> = rest[..head]
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, f))| (i, f))
+            .collect();
+        let improved =
+            gang_plan::improved_order(nodes, flavors, &head_jobs, head_order, SEARCH_BUDGET);
+        order.extend(improved.into_iter().map(|(i, f)| (rest[i].0, f)));
+        order.extend(rest[head..].iter().copied());
         let placements = gang_plan::start_now(nodes, flavors, &jobs, &order, self.reservations);
         let mut taken = vec![0usize; nodes.len()];
         let mut starts = Vec::new();

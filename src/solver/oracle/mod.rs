@@ -6,5 +6,6 @@
 //! solver` draw.
 
 pub mod brute;
+pub mod gangs;
 pub mod munkres;
 pub mod random;
