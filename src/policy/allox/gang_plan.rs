@@ -24,6 +24,13 @@
 use crate::model::Width;
 use crate::solver::{self, Instance, Machine, SolveError, SolverKind};
 
+/// The jobs at the head of the relaxed order that local search reorders
+/// in each decision.
+pub const SEARCHED_JOBS: usize = 16;
+
+/// Schedules the local search may evaluate per decision.
+pub const SEARCH_BUDGET: usize = 200;
+
 /// One node as the plan sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanNode {
@@ -270,7 +277,9 @@ pub fn schedule_all(
 
 /// The total completion time, from now, of the schedule AlloX plans for
 /// `jobs` all waiting now: with every job one slot wide, the matching's
-/// optimum (exact); otherwise the serial schedule in the relaxed order.
+/// optimum (exact); otherwise the serial schedule in the relaxed order,
+/// its first [`SEARCHED_JOBS`] improved by local search within
+/// [`SEARCH_BUDGET`], as each decision does.
 pub fn planned_total(
     nodes: &[PlanNode],
     flavors: usize,
@@ -283,13 +292,23 @@ pub fn planned_total(
         let waited: f64 = jobs.iter().map(|j| j.waited).sum();
         return Ok(instance.objective(&solution.slots) - waited);
     }
-    let order = improved_order(
-        nodes,
-        flavors,
-        jobs,
-        relaxed_order(nodes, flavors, jobs)?,
-        usize::MAX,
-    );
+    let relaxed = relaxed_order(nodes, flavors, jobs)?;
+    let head = relaxed.len().min(SEARCHED_JOBS);
+    let head_jobs: Vec<PlanJob> = relaxed[..head]
+        .iter()
+        .map(|&(j, _)| jobs[j].clone())
+        .collect();
+    let head_order = relaxed[..head]
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, f))| (i, f))
+        .collect();
+    let improved = improved_order(nodes, flavors, &head_jobs, head_order, SEARCH_BUDGET);
+    let order: Vec<(usize, usize)> = improved
+        .into_iter()
+        .map(|(i, f)| (relaxed[i].0, f))
+        .chain(relaxed[head..].iter().copied())
+        .collect();
     Ok(total_completion(&schedule_all(
         nodes, flavors, jobs, &order,
     )))

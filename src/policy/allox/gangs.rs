@@ -11,7 +11,7 @@
 //! after it may delay it, so its wait ends once the jobs ahead of it (older
 //! aged jobs, and running ones) are done, whatever keeps arriving.
 
-use super::gang_plan::{self, PlanJob, PlanNode};
+use super::gang_plan::{self, PlanJob, PlanNode, SEARCHED_JOBS, SEARCH_BUDGET};
 use super::{eligible_count, ranked_users, Allox};
 use crate::model::best_flavor;
 use crate::policy::{usage_scores, PendingJob, PolicyError, Start, View};
@@ -22,12 +22,6 @@ pub const RESERVATIONS: usize = 8;
 /// Waits, in multiples of a job's fastest estimate, after which it goes
 /// first.
 pub const AGING: f64 = 4.0;
-
-/// The jobs at the head of the relaxed order that local search reorders.
-const SEARCHED_JOBS: usize = 16;
-
-/// Schedules the local search may evaluate per decision.
-const SEARCH_BUDGET: usize = 200;
 
 /// A busy slot is taken to free no sooner than this (seconds): one whose
 /// job overran its estimate is not idle.
