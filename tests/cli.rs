@@ -646,10 +646,11 @@ fn gavel_traces_run_with_the_throughput_table() {
         assert_eq!(run["per_user"].as_object().unwrap().len(), 3);
     }
 
-    // The older 7-field msr layout has multi-GPU jobs: refused, naming the
-    // line, unless dropped.
+    // The older 7-field msr layout has multi-GPU jobs (2 to 64 GPUs). On
+    // nodes of one GPU they fit nowhere: an error naming the line; refused
+    // on request; or dropped and counted.
     let msr = data("gavel/msr_11cb48_head200.trace");
-    let args = |extra: &[&'static str]| {
+    let args = |cluster: &str, extra: &[&str]| {
         let mut a = vec![
             "simulate",
             "--format",
@@ -659,7 +660,7 @@ fn gavel_traces_run_with_the_throughput_table() {
             "--throughputs",
             &table,
             "--cluster",
-            &cluster,
+            cluster,
             "--policy",
             "fifo",
             "--json",
@@ -667,14 +668,21 @@ fn gavel_traces_run_with_the_throughput_table() {
         a.extend_from_slice(extra);
         fairmatch(&a)
     };
-    let refused = args(&[]);
+    let nowhere = args(&cluster, &[]);
+    assert_eq!(nowhere.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&nowhere.stderr);
+    assert!(
+        err.contains("msr_11cb48_head200.trace:") && err.contains("fits no flavor"),
+        "{err}"
+    );
+    let refused = args(&cluster, &["--multi-gpu", "refuse"]);
     assert_eq!(refused.status.code(), Some(2));
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(
         err.contains("msr_11cb48_head200.trace:") && err.contains("GPUs"),
         "{err}"
     );
-    let dropped = args(&["--multi-gpu", "drop"]);
+    let dropped = args(&cluster, &["--multi-gpu", "drop"]);
     assert!(
         dropped.status.success(),
         "{}",
@@ -683,6 +691,16 @@ fn gavel_traces_run_with_the_throughput_table() {
     let err = String::from_utf8_lossy(&dropped.stderr);
     assert!(err.contains("dropped 47 multi-GPU job(s)"), "{err}");
     assert_eq!(json_runs(&dropped)[0]["jobs"], 153);
+    // On 64 GPUs of each type in nodes of 4, every job runs, the wide
+    // ones as gangs.
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = write(
+        dir.path(),
+        "c.yaml",
+        "flavors:\n  - {name: v100, slots: 64, gpus_per_node: 4}\n  - {name: p100, slots: 64, gpus_per_node: 4}\n  - {name: k80, slots: 64, gpus_per_node: 4}\n",
+    );
+    let kept = args(nodes.to_str().unwrap(), &[]);
+    assert_eq!(json_runs(&kept)[0]["jobs"], 200);
 }
 
 #[test]
@@ -807,7 +825,12 @@ fn philly_trace_runs_with_either_derivation() {
         fairmatch(&a)
     };
     // Multi-GPU jobs are refused with their line, or dropped and counted.
-    let refused = run(&["--cluster", gpu_cpu.to_str().unwrap()]);
+    let refused = run(&[
+        "--cluster",
+        gpu_cpu.to_str().unwrap(),
+        "--multi-gpu",
+        "refuse",
+    ]);
     assert_eq!(refused.status.code(), Some(2));
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(

@@ -15,7 +15,7 @@
 use fairmatch::io::allox_format::{self, AlloxOptions};
 use fairmatch::io::gavel_format::{self, GavelOptions, UserAssignment};
 use fairmatch::io::philly_format::{self, Derivation, PhillyOptions};
-use fairmatch::io::{cluster_yaml, workload_csv};
+use fairmatch::io::{cluster_yaml, workload_csv, MultiGpu};
 use fairmatch::model::{Cluster, Flavor, Scenario, Workload, MAX_SECONDS, MAX_SLOTS};
 use fairmatch::policy::baselines::fifo::Fifo;
 use fairmatch::policy::{allox::Allox, Policy};
@@ -347,7 +347,7 @@ proptest! {
         let options = GavelOptions {
             users,
             assignment: if random { UserAssignment::Random { seed: 3 } } else { UserAssignment::RoundRobin },
-            drop_multi_gpu: drop,
+            multi_gpu: if drop { MultiGpu::Drop } else { MultiGpu::Keep },
         };
         match gavel_format::parse("g.trace", &text, &t, &cluster, &options) {
             Ok(trace) => {
@@ -385,7 +385,7 @@ proptest! {
             window: (window.0, window.0 + window.1),
             max_jobs,
             load_factor,
-            drop_multi_gpu: drop,
+            multi_gpu: if drop { MultiGpu::Drop } else { MultiGpu::Keep },
         };
         match philly_format::parse("p.csv", &text, &cluster, &options) {
             Ok(trace) => {
@@ -409,7 +409,7 @@ proptest! {
             r#"{"v100": {"('LM (batch size 10)', 1)": {"null": 10.0}}, "k80": {}}"#,
         )
         .expect("a valid table");
-        let gavel = GavelOptions { users: 2, assignment: UserAssignment::RoundRobin, drop_multi_gpu: false };
+        let gavel = GavelOptions { users: 2, assignment: UserAssignment::RoundRobin, multi_gpu: MultiGpu::Refuse };
         let _ = gavel_format::parse("g.trace", &text, &table, &cluster_of(&["v100", "k80"]), &gavel);
         let philly = PhillyOptions {
             derivation: Derivation::AlloxSpeedups { mean: 10.0, sd: 10.0 },
@@ -417,7 +417,7 @@ proptest! {
             window: (0.0, f64::INFINITY),
             max_jobs: None,
             load_factor: 1.0,
-            drop_multi_gpu: true,
+            multi_gpu: MultiGpu::Drop,
         };
         let _ = philly_format::parse("p.csv", &text, &cluster_of(&["gpu", "cpu"]), &philly);
     }

@@ -8,7 +8,7 @@ use super::{
 use fairmatch::bundled::Bundled;
 use fairmatch::io::gavel_format::{self, GavelOptions, Throughputs, UserAssignment};
 use fairmatch::io::philly_format::{self, Derivation, PhillyOptions};
-use fairmatch::io::{self, allox_format, allox_format::AlloxOptions, cluster_yaml};
+use fairmatch::io::{self, allox_format, allox_format::AlloxOptions, cluster_yaml, MultiGpu};
 use fairmatch::model::{Cluster, Scenario, Workload};
 use std::path::Path;
 
@@ -97,7 +97,11 @@ fn load_gavel(args: &SimulateArgs, name: &str, text: &str) -> Result<Scenario, C
             UserAssignmentArg::RoundRobin => UserAssignment::RoundRobin,
             UserAssignmentArg::Random => UserAssignment::Random { seed: args.seed },
         },
-        drop_multi_gpu: args.multi_gpu == MultiGpuArg::Drop,
+        multi_gpu: match args.multi_gpu {
+            MultiGpuArg::Keep => MultiGpu::Keep,
+            MultiGpuArg::Drop => MultiGpu::Drop,
+            MultiGpuArg::Refuse => MultiGpu::Refuse,
+        },
     };
     let trace =
         gavel_format::parse(name, text, &throughputs(table)?, &cluster, &options).map_err(input)?;
@@ -136,7 +140,11 @@ fn load_philly(args: &SimulateArgs, name: &str, text: &str) -> Result<Scenario, 
         window: (args.window_start, args.window_end.unwrap_or(f64::INFINITY)),
         max_jobs: args.max_jobs,
         load_factor: args.load_factor,
-        drop_multi_gpu: args.multi_gpu == MultiGpuArg::Drop,
+        multi_gpu: match args.multi_gpu {
+            MultiGpuArg::Keep => MultiGpu::Keep,
+            MultiGpuArg::Drop => MultiGpu::Drop,
+            MultiGpuArg::Refuse => MultiGpu::Refuse,
+        },
     };
     let trace = philly_format::parse(name, text, &cluster, &options).map_err(input)?;
     Ok(traced(

@@ -78,8 +78,8 @@ pub struct SimulateArgs {
     /// How a Gavel trace's jobs get users.
     #[arg(long, value_enum, default_value_t = UserAssignmentArg::RoundRobin)]
     user_assignment: UserAssignmentArg,
-    /// What to do with a Gavel trace's multi-GPU jobs.
-    #[arg(long, value_enum, default_value_t = MultiGpuArg::Refuse)]
+    /// What to do with a Gavel or Philly trace's multi-GPU jobs.
+    #[arg(long, value_enum, default_value_t = MultiGpuArg::Keep)]
     multi_gpu: MultiGpuArg,
     /// How --format philly derives per-flavor times.
     #[arg(long, value_enum, default_value_t = PhillyTimesArg::Allox)]
@@ -379,10 +379,14 @@ enum UserAssignmentArg {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum MultiGpuArg {
-    /// A job on more than one GPU is an error naming its line.
-    Refuse,
+    /// Run a job on more than one GPU as a gang: its GPUs at once, on one
+    /// node if the cluster's nodes (`per_node`) hold it, else on as few as
+    /// do.
+    Keep,
     /// Skip such jobs and say how many.
     Drop,
+    /// A job on more than one GPU is an error naming its line.
+    Refuse,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

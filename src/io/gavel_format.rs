@@ -17,12 +17,13 @@
 //! fit that GPU), is one the job cannot use.
 //!
 //! Gavel's traces have no users: jobs are dealt to `users` users
-//! round-robin in trace order, or at random from a seed. Jobs on more than
-//! one GPU (scale factor above 1) are refused, naming the line, unless the
-//! caller drops them.
+//! round-robin in trace order, or at random from a seed. A job on more than
+//! one GPU (scale factor above 1) is a gang of that many slots
+//! ([`super::gang_width`]), timed by the table's figure at its scale factor,
+//! unless the caller drops or refuses such jobs.
 
-use super::InputError;
-use crate::model::{Cluster, Job, User, Width, Workload};
+use super::{InputError, MultiGpu};
+use crate::model::{Cluster, Job, User, Workload};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -139,8 +140,8 @@ pub struct GavelOptions {
     pub users: usize,
     /// How jobs are dealt to users.
     pub assignment: UserAssignment,
-    /// Skip jobs with a scale factor above 1 instead of refusing the trace.
-    pub drop_multi_gpu: bool,
+    /// What to do with jobs of a scale factor above 1.
+    pub multi_gpu: MultiGpu,
 }
 
 /// A parsed trace, and how many multi-GPU jobs were dropped.
@@ -182,16 +183,32 @@ pub fn parse(
         // A dropped line still sets the time the next one may not precede.
         last_arrival = line.arrival;
         if line.scale > 1 {
-            if options.drop_multi_gpu {
-                dropped += 1;
-                continue;
+            match options.multi_gpu {
+                MultiGpu::Keep => {}
+                MultiGpu::Drop => {
+                    dropped += 1;
+                    continue;
+                }
+                MultiGpu::Refuse => {
+                    return Err(at(format!(
+                        "job '{}' uses {} GPUs (--multi-gpu keep runs it as a gang, drop skips it)",
+                        line.job_type, line.scale
+                    )))
+                }
             }
+        }
+        let width = super::gang_width(line.scale as usize, cluster);
+        let durations = run_times(&line, throughputs, cluster).map_err(at)?;
+        if cluster
+            .fitting(&durations, width)
+            .iter()
+            .all(Option::is_none)
+        {
             return Err(at(format!(
-                "job '{}' uses {} GPUs; only single-GPU jobs are modelled (--multi-gpu drop skips them)",
-                line.job_type, line.scale
+                "job '{}' on {} GPUs fits no flavor it has a throughput on (nodes of {} slots)",
+                line.job_type, line.scale, width
             )));
         }
-        let durations = run_times(&line, throughputs, cluster).map_err(at)?;
         let user = match rng.as_mut() {
             Some(rng) => rng.gen_range(0..options.users),
             None => jobs.len() % options.users,
@@ -202,7 +219,7 @@ pub fn parse(
             arrival: line.arrival,
             estimates: vec![None; durations.len()],
             durations,
-            width: Width::ONE,
+            width,
         });
     }
     let users = (0..options.users)
@@ -305,6 +322,14 @@ fn run_times(
         scale,
         ..
     } = *line;
+    // A job type the table has no figure for at the job's scale factor
+    // (A3C, CycleGAN and Recommendation have none above 1) is timed at its
+    // single-GPU figure: its gang is taken to run no faster than one GPU.
+    let scale = if scale > 1 && !throughputs.knows(job_type, scale) {
+        1
+    } else {
+        scale
+    };
     if !throughputs.knows(job_type, scale) {
         return Err(format!(
             "job type '{job_type}' (scale factor {scale}) is not in the throughput table"
@@ -361,7 +386,7 @@ mod tests {
         GavelOptions {
             users: 2,
             assignment: UserAssignment::RoundRobin,
-            drop_multi_gpu: false,
+            multi_gpu: MultiGpu::Refuse,
         }
     }
 
@@ -416,7 +441,7 @@ mod tests {
         let t = parse_throughputs("t.json", TABLE).unwrap();
         let multi = line10("1", "1", "0") + &line10("1", "2", "1") + &line10("1", "1", "2");
         let mut o = options();
-        o.drop_multi_gpu = true;
+        o.multi_gpu = MultiGpu::Drop;
         let w = parse("t.trace", &multi, &t, &cluster(), &o).unwrap();
         assert_eq!((w.workload.jobs.len(), w.dropped_multi_gpu), (2, 1));
     }
@@ -429,7 +454,7 @@ mod tests {
             let o = GavelOptions {
                 users: 3,
                 assignment: UserAssignment::Random { seed },
-                drop_multi_gpu: false,
+                multi_gpu: MultiGpu::Refuse,
             };
             let w = parse("t.trace", &trace, &t, &cluster(), &o).unwrap();
             w.workload.jobs.iter().map(|j| j.user).collect::<Vec<_>>()

@@ -8,9 +8,34 @@ pub mod generate;
 pub mod philly_format;
 pub mod workload_csv;
 
-use crate::model::{check_seconds, MAX_SECONDS};
+use crate::model::{check_seconds, Cluster, Width, MAX_SECONDS};
 use std::fmt;
 use std::path::Path;
+
+/// What a trace reader does with a job on more than one GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MultiGpu {
+    /// Keep it as a gang ([`gang_width`]).
+    #[default]
+    Keep,
+    /// Leave it out, and count it.
+    Drop,
+    /// Refuse the trace, naming the line.
+    Refuse,
+}
+
+/// The width of a job on `gpus` GPUs in `cluster`: on one node if the
+/// largest nodes hold it, else spread evenly over as few of them as do
+/// ([`Width::spread`]).
+pub fn gang_width(gpus: usize, cluster: &Cluster) -> Width {
+    let per_node = cluster
+        .flavors
+        .iter()
+        .map(|f| f.per_node)
+        .max()
+        .unwrap_or(1);
+    Width::spread(gpus, per_node)
+}
 
 /// An input file that could not be read, and where.
 #[derive(Clone, Debug, PartialEq)]

@@ -26,8 +26,8 @@
 //! arrivals by a load factor (arrival / factor).
 
 use super::gavel_format::Throughputs;
-use super::InputError;
-use crate::model::{Cluster, Job, User, Width, Workload};
+use super::{InputError, MultiGpu};
+use crate::model::{Cluster, Job, User, Workload};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
@@ -66,8 +66,8 @@ pub struct PhillyOptions<'a> {
     pub max_jobs: Option<usize>,
     /// Arrivals are divided by this (above 1 compresses them: more load).
     pub load_factor: f64,
-    /// Skip jobs on more than one GPU instead of refusing the trace.
-    pub drop_multi_gpu: bool,
+    /// What to do with jobs on more than one GPU.
+    pub multi_gpu: MultiGpu,
 }
 
 /// A parsed trace, and how many multi-GPU jobs were dropped.
@@ -114,6 +114,8 @@ struct TraceRow {
     /// Seconds since the Unix epoch.
     timestamp: f64,
     line_no: usize,
+    /// GPUs it ran on.
+    gpus: usize,
     /// Run time in seconds on the trace's own GPUs.
     duration: f64,
     virtual_cluster: String,
@@ -135,13 +137,13 @@ pub fn parse(
     }
     let names: Vec<&str> = cluster.flavors.iter().map(|f| f.name.as_str()).collect();
     let job_types = check_derivation(file, &names, &options.derivation)?;
-    let (mut rows, dropped) = read_rows(file, text, options.drop_multi_gpu)?;
+    let (mut rows, dropped) = read_rows(file, text, options.multi_gpu)?;
     rows.sort_by(|a, b| {
         a.timestamp
             .total_cmp(&b.timestamp)
             .then(a.line_no.cmp(&b.line_no))
     });
-    let workload = build_workload(file, rows, &names, &job_types, options)?;
+    let workload = build_workload(file, rows, cluster, &job_types, options)?;
     Ok(PhillyTrace {
         workload,
         dropped_multi_gpu: dropped,
@@ -194,7 +196,7 @@ fn check_derivation(
 fn read_rows(
     file: &str,
     text: &str,
-    drop_multi_gpu: bool,
+    multi_gpu: MultiGpu,
 ) -> Result<(Vec<TraceRow>, usize), InputError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines().enumerate();
@@ -215,7 +217,7 @@ fn read_rows(
         if line.trim().is_empty() {
             continue;
         }
-        match read_row(file, line_no, line, drop_multi_gpu)? {
+        match read_row(file, line_no, line, multi_gpu)? {
             Some(row) => rows.push(row),
             None => dropped += 1,
         }
@@ -228,7 +230,7 @@ fn read_row(
     file: &str,
     line_no: usize,
     line: &str,
-    drop_multi_gpu: bool,
+    multi_gpu: MultiGpu,
 ) -> Result<Option<TraceRow>, InputError> {
     let at = |m: String| InputError::at(file, Some(line_no), m);
     let f: Vec<&str> = line.split(',').map(str::trim).collect();
@@ -247,12 +249,15 @@ fn read_row(
         .filter(|&g| g >= 1)
         .ok_or_else(|| at(format!("num_gpus '{}' is not a whole number >= 1", f[2])))?;
     if gpus > 1 {
-        if drop_multi_gpu {
-            return Ok(None);
+        match multi_gpu {
+            MultiGpu::Keep => {}
+            MultiGpu::Drop => return Ok(None),
+            MultiGpu::Refuse => {
+                return Err(at(format!(
+                    "the job uses {gpus} GPUs (--multi-gpu keep runs it as a gang, drop skips it)"
+                )))
+            }
         }
-        return Err(at(format!(
-            "the job uses {gpus} GPUs; only single-GPU jobs are modelled (--multi-gpu drop skips them)"
-        )));
     }
     if f[4].is_empty() {
         return Err(at("the cluster (user) field is empty".into()));
@@ -260,6 +265,7 @@ fn read_row(
     Ok(Some(TraceRow {
         timestamp,
         line_no,
+        gpus: gpus as usize,
         duration,
         virtual_cluster: f[4].to_string(),
     }))
@@ -271,7 +277,7 @@ fn read_row(
 fn build_workload(
     file: &str,
     rows: Vec<TraceRow>,
-    names: &[&str],
+    cluster: &Cluster,
     job_types: &[(String, f64)],
     options: &PhillyOptions<'_>,
 ) -> Result<Workload, InputError> {
@@ -281,6 +287,7 @@ fn build_workload(
     let mut users: Vec<User> = Vec::new();
     let mut user_of: HashMap<String, usize> = HashMap::new();
     let mut jobs = Vec::new();
+    let names: Vec<&str> = cluster.flavors.iter().map(|f| f.name.as_str()).collect();
     for row in rows {
         let offset = row.timestamp - first;
         if offset < start || offset >= end {
@@ -294,11 +301,22 @@ fn build_workload(
         let durations = derive_durations(
             &options.derivation,
             job_types,
-            names,
+            &names,
             row.duration,
             &mut rng,
         )
         .map_err(at)?;
+        let width = super::gang_width(row.gpus, cluster);
+        if cluster
+            .fitting(&durations, width)
+            .iter()
+            .all(Option::is_none)
+        {
+            return Err(at(format!(
+                "the job on {} GPUs fits no flavor it can run on (nodes of {width} slots; --multi-gpu drop skips it)",
+                row.gpus
+            )));
+        }
         for d in durations.iter().flatten() {
             super::within_bound(*d, "derived run time", &format!("{d}")).map_err(at)?;
         }
@@ -325,7 +343,7 @@ fn build_workload(
             arrival,
             estimates: vec![None; durations.len()],
             durations,
-            width: Width::ONE,
+            width,
         });
     }
     Ok(Workload { users, jobs })
@@ -411,7 +429,7 @@ mod tests {
             window: (0.0, f64::INFINITY),
             max_jobs: None,
             load_factor: 1.0,
-            drop_multi_gpu: true,
+            multi_gpu: MultiGpu::Drop,
         }
     }
 
@@ -466,7 +484,7 @@ mod tests {
     fn errors_name_the_line() {
         let c = cluster(&["gpu", "cpu"]);
         let mut o = allox();
-        o.drop_multi_gpu = false;
+        o.multi_gpu = MultiGpu::Refuse;
         let e = parse("p.csv", TRACE, &c, &o).unwrap_err().to_string();
         assert!(e.starts_with("p.csv:4: the job uses 2 GPUs"), "{e}");
         let bad = "timestamp,duration,num_gpus,gpu_time,cluster\n2017-13-09 07:01:55,1,1,1,a\n";

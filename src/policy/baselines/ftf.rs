@@ -14,7 +14,7 @@
 //! [`super::max_min::max_min`] whether every job can meet it. The bisection
 //! stops within 1% of the best `rho`.
 
-use super::max_min::max_min;
+use super::max_min::max_min_sized;
 use super::rounds::{ActiveJob, Allocator, RoundBased, ROUND_SECONDS};
 use super::PolicyError;
 use crate::metrics::isolated_time;
@@ -59,7 +59,8 @@ fn meets(
         need.push(1.0 / window);
     }
     let times: Vec<Vec<Option<f64>>> = jobs.iter().map(|j| j.left.clone()).collect();
-    let a = max_min(&times, flavors, &need)?;
+    let sizes: Vec<f64> = jobs.iter().map(|j| j.slots as f64).collect();
+    let a = max_min_sized(&times, flavors, &need, &sizes)?;
     Ok((a.level >= 1.0 - 1e-9).then_some(a.shares))
 }
 
@@ -136,6 +137,7 @@ mod tests {
             left: times.to_vec(),
             full: times.to_vec(),
             arrival,
+            slots: 1,
         }
     }
 

@@ -3,11 +3,13 @@
 //!
 //! Each round's LP maximises the smallest normalised effective throughput:
 //! a job's throughput under the allocation over its throughput on an equal
-//! time share, `slots[f] / n` of every flavor for `n` active jobs, scaled
-//! down to at most one slot in all. Every job counts once, with weight 1:
-//! Gavel's max-min is per job.
+//! time share, `slots[f] / S` of every flavor where `S` sums the active
+//! jobs' scale factors (their slots; `n` for `n` one-slot jobs), scaled
+//! down to at most all of the time. A job of scale factor `s` holds `s`
+//! slots for its share of time, as in Gavel's LP. Every job counts once,
+//! with weight 1: Gavel's max-min is per job.
 
-use super::max_min::{max_min, throughput, Allocation};
+use super::max_min::{max_min_sized, throughput, Allocation};
 use super::rounds::{ActiveJob, Allocator, RoundBased, ROUND_SECONDS};
 use super::PolicyError;
 use crate::model::Flavor;
@@ -33,11 +35,18 @@ impl Default for GavelMaxMin {
 }
 
 /// The max-min LP for jobs with run times `times[j][f]` on `flavors`.
+/// `sizes[j]` is job `j`'s slots (empty: 1 each).
 pub fn allocation(
     times: &[Vec<Option<f64>>],
     flavors: &[Flavor],
+    sizes: &[f64],
 ) -> Result<Allocation, PolicyError> {
-    let n = times.len().max(1) as f64;
+    let n = if sizes.is_empty() {
+        times.len() as f64
+    } else {
+        sizes.iter().sum()
+    }
+    .max(1.0);
     let total: f64 = flavors.iter().map(|f| f.slots as f64).sum();
     let scale = (total / n).max(1.0);
     let equal_share: Vec<f64> = times
@@ -49,7 +58,7 @@ pub fn allocation(
                 .sum()
         })
         .collect();
-    max_min(times, flavors, &equal_share)
+    max_min_sized(times, flavors, &equal_share, sizes)
 }
 
 impl Allocator for MaxMin {
@@ -64,7 +73,8 @@ impl Allocator for MaxMin {
         flavors: &[Flavor],
     ) -> Result<Vec<Vec<f64>>, PolicyError> {
         let times: Vec<Vec<Option<f64>>> = jobs.iter().map(|j| j.left.clone()).collect();
-        Ok(allocation(&times, flavors)?.shares)
+        let sizes: Vec<f64> = jobs.iter().map(|j| j.slots as f64).collect();
+        Ok(allocation(&times, flavors, &sizes)?.shares)
     }
 }
 
@@ -95,7 +105,7 @@ mod tests {
         // alone on the CPU (1/0.75 = 4/3) is better for both, and B can do
         // no better than its whole CPU, so the max-min level is exactly 4/3.
         let times = vec![vec![Some(1.0), Some(4.0)], vec![Some(2.0), Some(1.0)]];
-        let a = allocation(&times, &flavors(1, 1)).unwrap();
+        let a = allocation(&times, &flavors(1, 1), &[]).unwrap();
         assert!((a.level - 4.0 / 3.0).abs() < 1e-6, "{a:?}");
         assert!(
             (a.shares[1][1] - 1.0).abs() < 1e-6,
@@ -109,7 +119,7 @@ mod tests {
     fn identical_jobs_share_equally() {
         // Three identical jobs, two GPUs: each gets 2/3 of a GPU.
         let times = vec![vec![Some(10.0), None]; 3];
-        let a = allocation(&times, &flavors(2, 0)).unwrap();
+        let a = allocation(&times, &flavors(2, 0), &[]).unwrap();
         for row in &a.shares {
             assert!((row[0] - 2.0 / 3.0).abs() < 1e-6, "{a:?}");
         }

@@ -4,10 +4,11 @@
 //!   maximise t  subject to
 //!     sum_f x[j][f] * w[j][f] >= t             for every job with a row
 //!     sum_f x[j][f] <= 1                       (a job holds one slot)
-//!     sum_j x[j][f] <= slots[f]                (capacity)
+//!     sum_j x[j][f] * s[j] <= slots[f]         (capacity)
 //!
 //! where `w[j][f] = T[j][f] / need[j]`, `T[j][f] = 1 / p[j][f]` the job's
-//! throughput on `f` (its share of the work done per second).
+//! throughput on `f` (its share of the work done per second), and `s[j]`
+//! the slots the job holds at once (Gavel's scale factor; 1 unless given).
 //!
 //! [`lp`] solves it with `good_lp` and its pure-Rust `clarabel` backend
 //! (an interior-point method). The simplex backend `microlp` failed on
@@ -22,7 +23,8 @@
 //!   `a * w_a + b * w_b = t`, `a + b <= 1`: less of either flavor falls
 //!   short, more only uses capacity. On it, each unit of `a` saves
 //!   `w_a / w_b` units of `b`, the same rate all along the segment, and the
-//!   same for every `t`, since `need` cancels out of it.
+//!   same for every `t`, since `need` cancels out of it, and the same for
+//!   a job of `s` slots, whose shares cost `s` times as much of each.
 //! - So, with `a` at its least on every segment, the rest of flavor `a`
 //!   goes to the jobs of the highest rate first; `t` is feasible iff the
 //!   `b` left to find fits in flavor `b`. That is the LP's own optimum for
@@ -93,17 +95,42 @@ pub fn max_min(
     flavors: &[Flavor],
     need: &[f64],
 ) -> Result<Allocation, PolicyError> {
-    match two_flavors(times, flavors, need) {
+    max_min_sized(times, flavors, need, &[])
+}
+
+/// [`max_min`] for jobs of `sizes[j]` slots each (empty: 1 each).
+pub fn max_min_sized(
+    times: &[Vec<Option<f64>>],
+    flavors: &[Flavor],
+    need: &[f64],
+    sizes: &[f64],
+) -> Result<Allocation, PolicyError> {
+    match two_flavors_sized(times, flavors, need, sizes) {
         Some(allocation) => Ok(allocation),
-        None => lp(times, flavors, need),
+        None => lp_sized(times, flavors, need, sizes),
     }
 }
 
-/// The LP, by clarabel.
+/// The slots job `j` holds: `sizes[j]`, or 1 when `sizes` is empty.
+fn size(sizes: &[f64], j: usize) -> f64 {
+    sizes.get(j).copied().unwrap_or(1.0)
+}
+
+/// The LP, by clarabel, for jobs of one slot.
 pub fn lp(
     times: &[Vec<Option<f64>>],
     flavors: &[Flavor],
     need: &[f64],
+) -> Result<Allocation, PolicyError> {
+    lp_sized(times, flavors, need, &[])
+}
+
+/// The LP, by clarabel, for jobs of `sizes[j]` slots (empty: 1 each).
+pub fn lp_sized(
+    times: &[Vec<Option<f64>>],
+    flavors: &[Flavor],
+    need: &[f64],
+    sizes: &[f64],
 ) -> Result<Allocation, PolicyError> {
     if times.is_empty() {
         return Ok(Allocation {
@@ -147,9 +174,9 @@ pub fn lp(
     }
     for (f, flavor) in flavors.iter().enumerate() {
         let mut used = Expression::from(0.0);
-        for row in &x {
+        for (j, row) in x.iter().enumerate() {
             if let Some(v) = row[f] {
-                used += v;
+                used += v * size(sizes, j);
             }
         }
         model = model.with(constraint!(used <= flavor.slots as f64));
@@ -179,6 +206,8 @@ struct Row {
     job: usize,
     wa: f64,
     wb: f64,
+    /// Slots it holds at once.
+    size: f64,
 }
 
 impl Row {
@@ -227,7 +256,7 @@ fn fill(t: f64, rows: &[Row], slots_a: f64, slots_b: f64, a: &mut [f64]) -> bool
             return false;
         };
         *a = least;
-        spare -= least;
+        spare -= least * row.size;
     }
     if spare < 0.0 {
         return false;
@@ -235,10 +264,10 @@ fn fill(t: f64, rows: &[Row], slots_a: f64, slots_b: f64, a: &mut [f64]) -> bool
     let mut b = 0.0;
     for (row, a) in rows.iter().zip(a.iter_mut()) {
         let (least, most) = row.range(t).expect("checked above");
-        let more = (most - least).min(spare);
+        let more = (most - least).min(spare / row.size);
         *a += more;
-        spare -= more;
-        b += row.b_for(t, *a);
+        spare -= more * row.size;
+        b += row.b_for(t, *a) * row.size;
     }
     b <= slots_b
 }
@@ -249,6 +278,16 @@ pub fn two_flavors(
     times: &[Vec<Option<f64>>],
     flavors: &[Flavor],
     need: &[f64],
+) -> Option<Allocation> {
+    two_flavors_sized(times, flavors, need, &[])
+}
+
+/// [`two_flavors`] for jobs of `sizes[j]` slots (empty: 1 each).
+pub fn two_flavors_sized(
+    times: &[Vec<Option<f64>>],
+    flavors: &[Flavor],
+    need: &[f64],
+    sizes: &[f64],
 ) -> Option<Allocation> {
     let open: Vec<usize> = (0..flavors.len())
         .filter(|&f| flavors[f].slots > 0)
@@ -269,6 +308,7 @@ pub fn two_flavors(
             job: j,
             wa: w(row, fa, need[j]),
             wb: w(row, fb, need[j]),
+            size: size(sizes, j),
         })
         .collect();
     let mut shares = vec![vec![0.0; flavors.len()]; times.len()];
@@ -453,6 +493,25 @@ mod tests {
         #[test]
         fn two_flavors_matches_the_lp((times, flavors, need) in instance()) {
             matches_the_lp(&times, &flavors, &need)?;
+        }
+
+        /// Jobs of several slots (Gavel's scale factors): the exact
+        /// answer reaches the LP's level and holds no flavor past its slots.
+        #[test]
+        fn jobs_of_several_slots_match_the_lp(
+            (times, flavors, need) in contended(),
+            sizes in prop::collection::vec(prop::sample::select(vec![1.0, 2.0, 4.0]), 30),
+        ) {
+            let sizes = &sizes[..times.len()];
+            let exact = two_flavors_sized(&times, &flavors, &need, sizes).unwrap();
+            let reference = lp_sized(&times, &flavors, &need, sizes).unwrap();
+            let tolerance = 1e-6 * reference.level.abs().max(1.0);
+            prop_assert!((exact.level - reference.level).abs() <= tolerance,
+                "exact {} vs LP {}", exact.level, reference.level);
+            for (f, flavor) in flavors.iter().enumerate() {
+                let used: f64 = exact.shares.iter().zip(sizes).map(|(x, s)| x[f] * s).sum();
+                prop_assert!(used <= flavor.slots as f64 + 1e-6, "flavor {f}: {used}");
+            }
         }
     }
 

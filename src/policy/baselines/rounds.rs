@@ -43,6 +43,8 @@ pub struct ActiveJob {
     pub full: Vec<Option<f64>>,
     /// When it arrived, in absolute seconds.
     pub arrival: f64,
+    /// The slots it holds at once (Gavel's scale factor).
+    pub slots: usize,
 }
 
 /// What a round-based policy optimises: the shares `x[j][f]` of the
@@ -143,6 +145,7 @@ impl<A: Allocator> RoundBased<A> {
                 left,
                 full,
                 arrival,
+                slots: 1,
             });
         }
         for job in view.pending {
@@ -153,7 +156,11 @@ impl<A: Allocator> RoundBased<A> {
                 left: job.estimates.clone(),
                 full,
                 arrival,
+                slots: job.width.slots(),
             });
+        }
+        for job in &mut active {
+            job.slots = width[&job.id];
         }
         let mut ids: Vec<usize> = active.iter().map(|j| j.id).collect();
         ids.sort_unstable();
