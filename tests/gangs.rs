@@ -4,12 +4,12 @@
 
 use fairmatch::metrics::JobOutcome;
 use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Width, Workload};
-use fairmatch::policy::allox::gang_plan;
 use fairmatch::policy::allox::Allox;
 use fairmatch::policy::baselines::{
     drf::Drf, drfa::Drfa, equal_share::EqualShare, fifo::Fifo, ftf::Ftf, gavel_maxmin::GavelMaxMin,
     jsq::Jsq, sjf::Sjf, srpt::Srpt, tiresias::Tiresias,
 };
+use fairmatch::policy::gang_plan;
 use fairmatch::policy::Policy;
 use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions};
 use fairmatch::solver::oracle::gangs;

@@ -7,8 +7,8 @@
 use super::bench::print_json;
 use super::{BenchGangsArgs, CliError};
 use fairmatch::model::{best_flavor, Flavor, Width};
-use fairmatch::policy::allox::gang_plan::{self, PlanJob, PlanNode};
 use fairmatch::policy::allox::Allox;
+use fairmatch::policy::gang_plan::{self, PlanJob, PlanNode};
 use fairmatch::policy::{MachineView, PendingJob, Policy, View};
 use fairmatch::solver::oracle::gangs;
 use rand::rngs::StdRng;

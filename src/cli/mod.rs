@@ -434,6 +434,12 @@ enum PolicyArg {
     /// Finish-time fairness (Themis): each round minimises the worst rho,
     /// preemptive.
     Ftf,
+    /// Slurm's sched/backfill: oldest first, each job where it starts
+    /// soonest, every tested job (up to bf_max_job_test) reserving.
+    SlurmBackfill,
+    /// Slurm's priority order with EASY backfill: only the first job that
+    /// cannot start reserves.
+    SlurmEasy,
 }
 
 impl PolicyArg {
@@ -452,6 +458,8 @@ impl PolicyArg {
             PolicyArg::Tiresias => "tiresias",
             PolicyArg::GavelMaxmin => "gavel-maxmin",
             PolicyArg::Ftf => "ftf",
+            PolicyArg::SlurmBackfill => "slurm-backfill",
+            PolicyArg::SlurmEasy => "slurm-easy",
         }
     }
 }

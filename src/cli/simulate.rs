@@ -11,6 +11,7 @@ use fairmatch::policy::baselines::equal_share::EqualShare;
 use fairmatch::policy::baselines::ftf::Ftf;
 use fairmatch::policy::baselines::gavel_maxmin::GavelMaxMin;
 use fairmatch::policy::baselines::sjf::Sjf;
+use fairmatch::policy::baselines::slurm_backfill::SlurmBackfill;
 use fairmatch::policy::baselines::srpt::Srpt;
 use fairmatch::policy::baselines::tiresias::Tiresias;
 use fairmatch::policy::baselines::{fifo::Fifo, jsq::Jsq};
@@ -221,6 +222,8 @@ fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, C
         PolicyArg::Tiresias => Box::new(Tiresias::default()),
         PolicyArg::GavelMaxmin => Box::new(GavelMaxMin::default()),
         PolicyArg::Ftf => Box::new(Ftf::default()),
+        PolicyArg::SlurmBackfill => Box::new(SlurmBackfill::conservative()),
+        PolicyArg::SlurmEasy => Box::new(SlurmBackfill::easy()),
     })
 }
 

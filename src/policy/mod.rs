@@ -7,6 +7,7 @@
 pub mod allox;
 pub mod baselines;
 pub mod decision_loop;
+pub mod gang_plan;
 pub(crate) mod idle_nodes;
 
 use crate::model::{best_flavor, Flavor, Width};

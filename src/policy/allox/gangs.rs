@@ -1,5 +1,5 @@
 //! AlloX's decision when some waiting job is wider than one slot: the
-//! eligible users' jobs are planned by [`super::gang_plan`], and those its
+//! eligible users' jobs are planned by [`crate::policy::gang_plan`], and those its
 //! plan starts now start.
 //!
 //! Fairness is AlloX's: only the least-served users' jobs are planned, and
@@ -11,9 +11,9 @@
 //! after it may delay it, so its wait ends once the jobs ahead of it (older
 //! aged jobs, and running ones) are done, whatever keeps arriving.
 
-use super::gang_plan::{self, PlanJob, PlanNode, SEARCHED_JOBS, SEARCH_BUDGET};
 use super::{eligible_count, ranked_users, Allox};
 use crate::model::best_flavor;
+use crate::policy::gang_plan::{self, PlanJob, PlanNode, SEARCHED_JOBS, SEARCH_BUDGET};
 use crate::policy::{usage_scores, PendingJob, PolicyError, Start, View};
 
 /// Jobs that cannot start now and still hold a reservation.
@@ -23,36 +23,10 @@ pub const RESERVATIONS: usize = 8;
 /// first.
 pub const AGING: f64 = 4.0;
 
-/// A busy slot is taken to free no sooner than this (seconds): one whose
-/// job overran its estimate is not idle.
-const STILL_BUSY: f64 = 1e-3;
-
 impl Allox {
     pub(super) fn decide_gangs(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
         let flavors = view.flavors.len();
-        // Nodes in order of first machine; each node's idle machines.
-        let node_count = view.machines.iter().map(|m| m.node + 1).max().unwrap_or(0);
-        let mut index = vec![usize::MAX; node_count];
-        let mut nodes: Vec<PlanNode> = Vec::new();
-        let mut idle: Vec<Vec<usize>> = Vec::new();
-        for (m, mv) in view.machines.iter().enumerate() {
-            if index[mv.node] == usize::MAX {
-                index[mv.node] = nodes.len();
-                nodes.push(PlanNode {
-                    flavor: mv.flavor,
-                    slots: 0,
-                    busy_until: Vec::new(),
-                });
-                idle.push(Vec::new());
-            }
-            let n = index[mv.node];
-            nodes[n].slots += 1;
-            if mv.idle {
-                idle[n].push(m);
-            } else {
-                nodes[n].busy_until.push(view.free_in(m).max(STILL_BUSY));
-            }
-        }
+        let (nodes, idle) = gang_plan::view_nodes(view);
         let mut usable = vec![false; flavors];
         for m in view.machines {
             usable[m.flavor] = true;
@@ -136,23 +110,12 @@ impl Allox {
         order.extend(improved.into_iter().map(|(i, f)| (rest[i].0, f)));
         order.extend(rest[head..].iter().copied());
         let placements = gang_plan::start_now(nodes, flavors, &jobs, &order, self.reservations);
-        let mut taken = vec![0usize; nodes.len()];
-        let mut starts = Vec::new();
-        for p in placements {
-            let job = candidates[p.job];
-            for &n in &p.nodes {
-                for _ in 0..job.width.per_node {
-                    starts.push(Start {
-                        job: job.id,
-                        machine: idle[n][taken[n]],
-                    });
-                    taken[n] += 1;
-                }
-            }
-            if self.alpha < 1.0 {
-                break;
-            }
-        }
+        let placements = if self.alpha < 1.0 {
+            &placements[..placements.len().min(1)]
+        } else {
+            &placements[..]
+        };
+        let starts = gang_plan::starts_now(placements, candidates, idle);
         Ok(starts)
     }
 }

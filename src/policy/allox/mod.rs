@@ -25,7 +25,6 @@
 //! of assignments does not change.
 
 pub mod candidates;
-pub mod gang_plan;
 mod gangs;
 mod warm_plan;
 

@@ -2,7 +2,8 @@
 //! fastest idle flavor (`fifo`), join-the-shortest-queue (`jsq`), shortest
 //! job first (`sjf`), DRF across users (`drf`: AlloX's DRFF and DRFS) and
 //! over a virtual CPU (`drfa`), equal share (`equal_share`), the
-//! preemptive SRPT (`srpt`) and Tiresias (`tiresias`), and, in the
+//! preemptive SRPT (`srpt`) and Tiresias (`tiresias`), Slurm's own
+//! priority order with backfill (`slurm_backfill`), and, in the
 //! command's build only (they solve LPs with `good_lp`), Gavel's rounds
 //! (`rounds`) with their max-min LP (`max_min`) under Gavel's max-min
 //! fairness (`gavel_maxmin`) and finish-time fairness (`ftf`). Below: the
@@ -24,6 +25,7 @@ pub mod max_min;
 #[cfg(feature = "cli")]
 pub mod rounds;
 pub mod sjf;
+pub mod slurm_backfill;
 pub mod srpt;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -14,7 +14,7 @@
 //! shortest time cannot beat the best found).
 
 use crate::model::Width;
-use crate::policy::allox::gang_plan::{PlanJob, PlanNode};
+use crate::policy::gang_plan::{PlanJob, PlanNode};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

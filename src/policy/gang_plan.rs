@@ -21,6 +21,7 @@
 //! at once hold a reservation (`reservations`), as Slurm's backfill limits
 //! its depth; the rest start now only where they delay none of those.
 
+use super::{PendingJob, Start, View};
 use crate::model::Width;
 use crate::solver::{self, Instance, Machine, SolveError, SolverKind};
 
@@ -220,15 +221,10 @@ impl<'a> Schedule<'a> {
         Some(nodes)
     }
 
-    /// Places a job at the earliest time its gang fits on `flavor` without
-    /// moving anything placed: returns its start and nodes, or `None` if
-    /// the flavor has too few nodes of enough slots.
-    pub fn place_earliest(
-        &mut self,
-        flavor: usize,
-        width: Width,
-        p: f64,
-    ) -> Option<(f64, Vec<usize>)> {
+    /// The earliest time a job's gang fits on `flavor` without moving
+    /// anything placed, and the nodes it would take then; `None` if the
+    /// flavor has too few nodes of enough slots. Places nothing.
+    pub fn earliest(&self, flavor: usize, width: Width, p: f64) -> Option<(f64, Vec<usize>)> {
         let big_enough = self.by_flavor[flavor]
             .iter()
             .filter(|&&n| self.nodes[n].slots >= width.per_node)
@@ -243,12 +239,92 @@ impl<'a> Schedule<'a> {
         times.sort_by(f64::total_cmp);
         times.dedup();
         for t in times {
-            if let Some(nodes) = self.place_at(flavor, width, p, t) {
+            let mut nodes = self.fitting_at(flavor, width, t, p);
+            if nodes.len() >= width.nodes {
+                nodes.truncate(width.nodes);
                 return Some((t, nodes));
             }
         }
         unreachable!("every slot is free after the last interval ends")
     }
+
+    /// Holds `width.per_node` slots of each of `nodes` over `[t, t + p)`.
+    pub fn hold(&mut self, nodes: &[usize], width: Width, t: f64, p: f64) {
+        for &n in nodes {
+            self.profiles[n].used.push((t, t + p, width.per_node));
+        }
+    }
+
+    /// Places a job at the earliest time its gang fits on `flavor` without
+    /// moving anything placed: returns its start and nodes, or `None` if
+    /// the flavor has too few nodes of enough slots.
+    pub fn place_earliest(
+        &mut self,
+        flavor: usize,
+        width: Width,
+        p: f64,
+    ) -> Option<(f64, Vec<usize>)> {
+        let (t, nodes) = self.earliest(flavor, width, p)?;
+        self.hold(&nodes, width, t, p);
+        Some((t, nodes))
+    }
+}
+
+/// A busy slot is taken to free no sooner than this (seconds): one whose
+/// job overran its estimate is not idle.
+const STILL_BUSY: f64 = 1e-3;
+
+/// The view's nodes as the plan sees them, in order of their first
+/// machine, and each one's idle machines, lowest first.
+pub fn view_nodes(view: &View<'_>) -> (Vec<PlanNode>, Vec<Vec<usize>>) {
+    let node_count = view.machines.iter().map(|m| m.node + 1).max().unwrap_or(0);
+    let mut index = vec![usize::MAX; node_count];
+    let mut nodes: Vec<PlanNode> = Vec::new();
+    let mut idle: Vec<Vec<usize>> = Vec::new();
+    for (m, mv) in view.machines.iter().enumerate() {
+        if index[mv.node] == usize::MAX {
+            index[mv.node] = nodes.len();
+            nodes.push(PlanNode {
+                flavor: mv.flavor,
+                slots: 0,
+                busy_until: Vec::new(),
+            });
+            idle.push(Vec::new());
+        }
+        let n = index[mv.node];
+        nodes[n].slots += 1;
+        if mv.idle {
+            idle[n].push(m);
+        } else {
+            nodes[n].busy_until.push(view.free_in(m).max(STILL_BUSY));
+        }
+    }
+    (nodes, idle)
+}
+
+/// The starts of placements at time 0: job `p.job` is pending job
+/// `jobs[p.job]`, taking `width.per_node` idle machines of each of its
+/// nodes (`idle`, as [`view_nodes`] gives them).
+pub fn starts_now(
+    placements: &[Placement],
+    jobs: &[&PendingJob],
+    idle: &[Vec<usize>],
+) -> Vec<Start> {
+    let mut taken = vec![0usize; idle.len()];
+    let mut starts = Vec::new();
+    for p in placements.iter().filter(|p| p.start == 0.0) {
+        let job = jobs[p.job];
+        for &n in &p.nodes {
+            for _ in 0..job.width.per_node {
+                starts.push(Start {
+                    job: job.id,
+                    machine: idle[n][taken[n]],
+                });
+                taken[n] += 1;
+            }
+        }
+    }
+    starts
 }
 
 /// The whole serial schedule of `jobs` in `order` (job, flavor): every job

@@ -1,0 +1,139 @@
+//! Slurm's own scheduling, as `sched/backfill` does it with its defaults:
+//! jobs in priority order (the age factor alone: oldest first), each in
+//! the partition (flavor) where it can start soonest, its time limit the
+//! estimate there (ties: the faster flavor, then the lower index). A job
+//! that can start now starts; one that cannot holds a reservation at its
+//! earliest start, and no job behind it may delay that. `easy` holds one
+//! reservation (EASY backfill, the textbook variant); `conservative` holds
+//! one for each of the first [`BF_MAX_JOB_TEST`] jobs, as Slurm's backfill
+//! plans every job it tests. Gangs take whole nodes' worth of slots as
+//! their width asks (best fit), via [`crate::policy::gang_plan`].
+
+use super::{by_arrival, PendingJob, Policy, PolicyError, Start, View};
+use crate::policy::gang_plan::{self, Placement, Schedule};
+
+/// Jobs Slurm's backfill tests per cycle by default (`bf_max_job_test`).
+pub const BF_MAX_JOB_TEST: usize = 500;
+
+/// Slurm's backfill; see the module's description.
+#[derive(Clone, Debug)]
+pub struct SlurmBackfill {
+    /// Reservations held per decision: 1 for EASY, [`BF_MAX_JOB_TEST`]
+    /// for conservative.
+    reservations: usize,
+}
+
+impl SlurmBackfill {
+    /// EASY backfill: only the first job that cannot start reserves.
+    pub fn easy() -> Self {
+        SlurmBackfill { reservations: 1 }
+    }
+
+    /// Every tested job reserves, as Slurm's `sched/backfill` plans them.
+    pub fn conservative() -> Self {
+        SlurmBackfill {
+            reservations: BF_MAX_JOB_TEST,
+        }
+    }
+}
+
+impl Policy for SlurmBackfill {
+    fn label(&self) -> String {
+        if self.reservations == 1 {
+            "slurm-easy".into()
+        } else {
+            "slurm-backfill".into()
+        }
+    }
+
+    fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
+        if view.idle_machines().next().is_none() {
+            return Ok(Vec::new());
+        }
+        let (nodes, idle) = gang_plan::view_nodes(view);
+        let mut free: usize = idle.iter().map(Vec::len).sum();
+        let mut schedule = Schedule::new(&nodes, view.flavors.len());
+        let order: Vec<&PendingJob> = by_arrival(view.pending);
+        let mut placed: Vec<Placement> = Vec::new();
+        let mut reserved = 0;
+        for (i, job) in order.iter().enumerate() {
+            if free == 0 && reserved >= self.reservations {
+                break;
+            }
+            // (start, time, flavor, nodes): the soonest start.
+            let best = job
+                .estimates
+                .iter()
+                .enumerate()
+                .filter_map(|(f, p)| {
+                    let p = (*p)?;
+                    let (t, on) = schedule.earliest(f, job.width, p)?;
+                    Some((t, p, f, on))
+                })
+                .min_by(|a, b| {
+                    a.0.total_cmp(&b.0)
+                        .then(a.1.total_cmp(&b.1))
+                        .then(a.2.cmp(&b.2))
+                });
+            let Some((t, p, _, on)) = best else { continue };
+            if t == 0.0 {
+                schedule.hold(&on, job.width, 0.0, p);
+                free -= job.width.slots();
+                placed.push(Placement {
+                    job: i,
+                    nodes: on,
+                    start: 0.0,
+                    end: p,
+                });
+            } else if reserved < self.reservations {
+                schedule.hold(&on, job.width, t, p);
+                reserved += 1;
+            }
+        }
+        Ok(gang_plan::starts_now(&placed, &order, &idle))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::baselines::testing::{pending, two_flavors, view};
+
+    #[test]
+    fn oldest_first_each_where_it_starts_soonest() {
+        let (flavors, mut machines) = two_flavors(1, 1);
+        machines[0].idle = false;
+        machines[0].free_at = 50.0;
+        // Job 0 is faster on the busy GPU but can start now on the CPU.
+        let jobs = [
+            pending(0, 0, 0.0, [Some(10.0), Some(100.0)]),
+            pending(1, 0, 1.0, [Some(5.0), Some(5.0)]),
+        ];
+        let starts = SlurmBackfill::easy()
+            .decide(&view(&flavors, &machines, &jobs, &[]))
+            .unwrap();
+        assert_eq!(starts, vec![Start { job: 0, machine: 1 }]);
+    }
+
+    #[test]
+    fn a_later_job_backfills_only_where_it_delays_no_reservation() {
+        // Two GPU slots (nodes of one), one busy for 50 s more. Job 0 needs
+        // both: it reserves t = 50. Job 1 (100 s) would delay it, so it
+        // waits; job 2 (30 s) backfills on the idle slot, ending first.
+        let (flavors, mut machines) = two_flavors(2, 0);
+        machines[0].idle = false;
+        machines[0].free_at = 60.0;
+        let mut jobs = vec![
+            pending(0, 0, 0.0, [Some(40.0), None]),
+            pending(1, 1, 1.0, [Some(100.0), None]),
+            pending(2, 1, 2.0, [Some(30.0), None]),
+        ];
+        jobs[0].width = crate::model::Width::new(1, 2).unwrap();
+        for mut policy in [SlurmBackfill::easy(), SlurmBackfill::conservative()] {
+            let starts = policy
+                .decide(&view(&flavors, &machines, &jobs, &[]))
+                .unwrap();
+            assert_eq!(starts, vec![Start { job: 2, machine: 1 }]);
+        }
+    }
+}
