@@ -1,6 +1,6 @@
 //! Tiresias (Gu et al., NSDI 2019): discretised two-dimensional
 //! least-attained-service, preemptive. A job's attained service is the
-//! time it has run times the slots it holds (one here). Thresholds split
+//! time it has run times the slots it holds. Thresholds split
 //! attained service into priority queues: a job starts in the first and
 //! drops a queue each time it crosses a threshold. Better queues go first,
 //! first come first served within a queue; a running job outranked by
@@ -27,7 +27,8 @@ pub struct Tiresias {
     served: IdMap<f64>,
     /// Each job's arrival, noted while it waits: a running job's is not in
     /// the view, and first come first served within a queue needs it.
-    arrivals: IdMap<f64>,
+    /// With it, the slots the job holds.
+    arrivals: IdMap<(f64, usize)>,
 }
 
 impl Default for Tiresias {
@@ -59,8 +60,13 @@ impl Tiresias {
         self.served.get(&id).copied().unwrap_or(0.0)
     }
 
+    /// The slots job `id` holds, as noted while it waited (1 if never seen).
+    fn slots(&self, id: usize) -> f64 {
+        self.arrivals.get(&id).map_or(1.0, |&(_, s)| s as f64)
+    }
+
     fn attained(&self, view: &View<'_>, job: &RunningJob) -> f64 {
-        self.served(job.id) + (view.now - job.started).max(0.0)
+        self.served(job.id) + (view.now - job.started).max(0.0) * self.slots(job.id)
     }
 
     /// Waiting jobs keyed by queue, arrival, id (best first).
@@ -98,7 +104,8 @@ impl Policy for Tiresias {
         self.served.retain(|id, _| live.contains_key(id));
         self.arrivals.retain(|id, _| live.contains_key(id));
         for job in view.pending {
-            self.arrivals.insert(job.id, job.arrival);
+            self.arrivals
+                .insert(job.id, (job.arrival, job.width.slots()));
         }
 
         // (queue, arrival, running first, id) and the job's claim.
@@ -106,7 +113,7 @@ impl Policy for Tiresias {
         let mut ranked: Vec<(Key, Ranked)> = Vec::new();
         for job in view.running {
             let flavor = view.machines[job.machine].flavor;
-            let since = self.arrivals.get(&job.id).copied().unwrap_or(job.started);
+            let since = self.arrivals.get(&job.id).map_or(job.started, |a| a.0);
             let key = (
                 self.queue(self.attained(view, job)),
                 crate::ordered::TotalF64(since),
@@ -128,16 +135,21 @@ impl Policy for Tiresias {
             }
         }
         let stop = outranked(view, &ranked);
-        for job in view.running.iter().filter(|j| stop.contains(&j.id)) {
-            let total = self.attained(view, job);
-            self.served.insert(job.id, total);
-        }
+        // A gang is listed once per slot: its service is taken once.
+        let totals: IdMap<f64> = view
+            .running
+            .iter()
+            .filter(|j| stop.contains(&j.id))
+            .map(|j| (j.id, self.attained(view, j)))
+            .collect();
+        self.served.extend(totals);
         Ok(stop)
     }
 
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
         for job in view.pending {
-            self.arrivals.insert(job.id, job.arrival);
+            self.arrivals
+                .insert(job.id, (job.arrival, job.width.slots()));
         }
         // Keying the queue costs a pass and a lookup per job; with no slot
         // free it would start nothing.
@@ -156,7 +168,7 @@ impl Policy for Tiresias {
             .filter_map(|job| {
                 let attained = self.attained(view, job);
                 let next = self.thresholds.iter().find(|&&t| t > attained)?;
-                Some(view.now + (next - attained))
+                Some(view.now + (next - attained) / self.slots(job.id))
             })
             .min_by(f64::total_cmp)
     }
