@@ -77,23 +77,27 @@ struct Profile {
 }
 
 impl Profile {
-    /// Most slots in use at any time in `[from, to)`.
+    /// Most slots in use at any time in `[from, to)`: a sweep over the
+    /// intervals that overlap it, ends before starts at one instant (the
+    /// intervals are half-open).
     fn peak(&self, from: f64, to: f64) -> usize {
-        let mut peak = 0;
-        let at = |t: f64| -> usize {
-            self.used
-                .iter()
-                .filter(|&&(s, e, _)| s <= t && t < e)
-                .map(|&(_, _, n)| n)
-                .sum()
-        };
-        peak = peak.max(at(from));
-        for &(s, _, _) in &self.used {
-            if s > from && s < to {
-                peak = peak.max(at(s));
+        let mut events: Vec<(f64, i64)> = Vec::new();
+        for &(s, e, n) in &self.used {
+            if s < to && e > from {
+                events.push((s.max(from), n as i64));
+                events.push((e, -(n as i64)));
             }
         }
-        peak
+        events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let (mut now, mut peak) = (0i64, 0i64);
+        for (t, d) in events {
+            if t >= to {
+                break;
+            }
+            now += d;
+            peak = peak.max(now);
+        }
+        peak.max(0) as usize
     }
 }
 
@@ -106,7 +110,7 @@ pub fn relaxed_order(
     jobs: &[PlanJob],
 ) -> Result<Vec<(usize, usize)>, SolveError> {
     let instance = slot_instance(nodes, flavors, jobs, |j| j.width.slots() as f64);
-    let solution = solver::solve(&instance, SolverKind::Fast)?;
+    let solution = solver::solve(&instance, SolverKind::Classes)?;
     let queues = solution.queues(instance.machines.len());
     // (relaxed start, relaxed end, -waited, job, flavor)
     let mut keyed: Vec<(f64, f64, f64, usize, usize)> = Vec::with_capacity(jobs.len());

@@ -6,7 +6,7 @@
 //! earliest start, and no job behind it may delay that. `easy` holds one
 //! reservation (EASY backfill, the textbook variant); `conservative` holds
 //! one for each of the first [`BF_MAX_JOB_TEST`] jobs, as Slurm's backfill
-//! plans every job it tests. Gangs take whole nodes' worth of slots as
+//! plans every job it tests, and none beyond [`BF_WINDOW`]. Gangs take whole nodes' worth of slots as
 //! their width asks (best fit), via [`crate::policy::gang_plan`].
 
 use super::{by_arrival, PendingJob, Policy, PolicyError, Start, View};
@@ -14,6 +14,10 @@ use crate::policy::gang_plan::{self, Placement, Schedule};
 
 /// Jobs Slurm's backfill tests per cycle by default (`bf_max_job_test`).
 pub const BF_MAX_JOB_TEST: usize = 500;
+
+/// How far ahead Slurm's backfill plans by default (`bf_window`, one day):
+/// a job that cannot start within it holds no reservation.
+pub const BF_WINDOW: f64 = 86_400.0;
 
 /// Slurm's backfill; see the module's description.
 #[derive(Clone, Debug)]
@@ -85,7 +89,7 @@ impl Policy for SlurmBackfill {
                     start: 0.0,
                     end: p,
                 });
-            } else if reserved < self.reservations {
+            } else if reserved < self.reservations && t <= BF_WINDOW {
                 schedule.hold(&on, job.width, t, p);
                 reserved += 1;
             }
