@@ -3,7 +3,8 @@
 //! plan starts now start.
 //!
 //! Fairness is AlloX's: only the least-served users' jobs are planned, and
-//! alpha doubles when their plan starts nothing. Below alpha 1 one job
+//! alpha doubles when their plan starts nothing. AlloX's cap on candidates
+//! (`max_candidates`) applies to the jobs not yet aged. Below alpha 1 one job
 //! starts per decision, so the users are ranked again before the next, as
 //! with narrow jobs. Starvation: a job that has waited [`Allox::aging`]
 //! times its fastest estimate is planned ahead of every job that has not,
@@ -11,10 +12,10 @@
 //! after it may delay it, so its wait ends once the jobs ahead of it (older
 //! aged jobs, and running ones) are done, whatever keeps arriving.
 
-use super::{eligible_count, ranked_users, Allox};
+use super::{candidates, eligible_count, ranked_users, Allox};
 use crate::model::best_flavor;
 use crate::policy::gang_plan::{self, PlanJob, PlanNode, SEARCHED_JOBS, SEARCH_BUDGET};
-use crate::policy::{usage_scores, PendingJob, PolicyError, Start, View};
+use crate::policy::{by_arrival, usage_scores, PendingJob, PolicyError, Start, View};
 
 /// Jobs that cannot start now and still hold a reservation.
 pub const RESERVATIONS: usize = 8;
@@ -31,9 +32,8 @@ impl Allox {
         for m in view.machines {
             usable[m.flavor] = true;
         }
-        let left: Vec<&PendingJob> = view
-            .pending
-            .iter()
+        let left: Vec<&PendingJob> = by_arrival(view.pending)
+            .into_iter()
             .filter(|j| {
                 j.estimates
                     .iter()
@@ -50,17 +50,34 @@ impl Allox {
         let mut alpha = self.alpha;
         loop {
             let chosen = &users[..eligible_count(alpha, users.len())];
-            let candidates: Vec<&PendingJob> = left
+            // AlloX's cap picks among the jobs not yet aged; aged jobs are
+            // always planned, or a cap could hide one for ever.
+            let (aged, young): (Vec<&PendingJob>, Vec<&PendingJob>) = left
                 .iter()
                 .copied()
                 .filter(|j| chosen.contains(&j.user))
-                .collect();
+                .partition(|j| self.is_aged(view, j));
+            let cap = self.max_candidates.unwrap_or(usize::MAX);
+            let mut candidates = aged;
+            candidates.extend(candidates::select(
+                &young,
+                cap,
+                self.candidate_rule,
+                &usable,
+            ));
             let starts = self.plan_gangs(view, &nodes, &idle, &candidates)?;
             if !starts.is_empty() || chosen.len() == users.len() {
                 return Ok(starts);
             }
             alpha *= 2.0;
         }
+    }
+
+    /// Whether `job` has waited [`Allox::aging`] times its fastest
+    /// estimate (at least 1 s).
+    fn is_aged(&self, view: &View<'_>, job: &PendingJob) -> bool {
+        best_flavor(&job.estimates, view.flavors)
+            .is_some_and(|(_, p)| view.now - job.arrival > self.aging * p.max(1.0))
     }
 
     /// The starts the plan of `candidates` makes now.
@@ -82,10 +99,7 @@ impl Allox {
             .collect();
         let relaxed = gang_plan::relaxed_order(nodes, flavors, &jobs)?;
         // Aged jobs first, oldest first; the rest in the relaxed order.
-        let aged = |j: usize| {
-            best_flavor(&jobs[j].times, view.flavors)
-                .is_some_and(|(_, p)| jobs[j].waited > self.aging * p.max(1.0))
-        };
+        let aged = |j: usize| self.is_aged(view, candidates[j]);
         let mut order: Vec<(usize, usize)> =
             relaxed.iter().copied().filter(|&(j, _)| aged(j)).collect();
         order.sort_by(|a, b| {
