@@ -4,7 +4,8 @@
 //!
 //! Fairness is AlloX's: only the least-served users' jobs are planned, and
 //! alpha doubles when their plan starts nothing. AlloX's cap on candidates
-//! (`max_candidates`) applies to the jobs not yet aged. Below alpha 1 one job
+//! (`max_candidates`) applies to the jobs not yet aged; aged jobs of every
+//! user are always planned. Below alpha 1 one job
 //! starts per decision, so the users are ranked again before the next, as
 //! with narrow jobs. Starvation: a job that has waited [`Allox::aging`]
 //! times its fastest estimate is planned ahead of every job that has not,
@@ -50,13 +51,15 @@ impl Allox {
         let mut alpha = self.alpha;
         loop {
             let chosen = &users[..eligible_count(alpha, users.len())];
-            // AlloX's cap picks among the jobs not yet aged; aged jobs are
-            // always planned, or a cap could hide one for ever.
-            let (aged, young): (Vec<&PendingJob>, Vec<&PendingJob>) = left
-                .iter()
-                .copied()
+            // Aged jobs are always planned, whoever's they are: neither the
+            // eligible set nor AlloX's cap may hide one for ever. The cap
+            // picks among the eligible users' other jobs.
+            let (aged, young): (Vec<&PendingJob>, Vec<&PendingJob>) =
+                left.iter().copied().partition(|j| self.is_aged(view, j));
+            let young: Vec<&PendingJob> = young
+                .into_iter()
                 .filter(|j| chosen.contains(&j.user))
-                .partition(|j| self.is_aged(view, j));
+                .collect();
             let cap = self.max_candidates.unwrap_or(usize::MAX);
             let mut candidates = aged;
             candidates.extend(candidates::select(
