@@ -7,7 +7,7 @@ use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Width, Workload};
 use fairmatch::policy::allox::Allox;
 use fairmatch::policy::baselines::{
     drf::Drf, drfa::Drfa, equal_share::EqualShare, fifo::Fifo, ftf::Ftf, gavel_maxmin::GavelMaxMin,
-    jsq::Jsq, sjf::Sjf, srpt::Srpt, tiresias::Tiresias,
+    jsq::Jsq, sjf::Sjf, slurm_backfill::SlurmBackfill, srpt::Srpt, tiresias::Tiresias,
 };
 use fairmatch::policy::gang_plan;
 use fairmatch::policy::Policy;
@@ -116,6 +116,8 @@ fn every_policy_runs_every_gang_once_on_its_width() {
         Box::new(Tiresias::default()),
         Box::new(GavelMaxMin::default()),
         Box::new(Ftf::default()),
+        Box::new(SlurmBackfill::easy()),
+        Box::new(SlurmBackfill::conservative()),
     ];
     for mut p in policies {
         let out = run(&s, p.as_mut());
@@ -168,4 +170,31 @@ fn a_wide_job_does_not_starve_behind_a_stream_of_narrow_ones() {
     assert!(wait(4.0) <= bound, "waited {}", wait(4.0));
     // Without aging it waits for the stream to end: the test can fail.
     assert!(wait(1e9) > 20_000.0, "waited {}", wait(1e9));
+}
+
+#[test]
+fn a_job_of_no_length_waits_for_free_slots_like_any_other() {
+    // Found in review: a 0 s job saw every node as free at its start and
+    // was given a busy node's slots.
+    let jobs = [
+        (0, 0.0, [100.0, 100.0], 4, 2),
+        (1, 0.0, [100.0, 100.0], 4, 2),
+        (1, 1.0, [0.0, 0.0], 4, 1),
+        (2, 1.0, [0.0, 0.0], 1, 1),
+    ];
+    let s = scenario(&jobs);
+    let policies: Vec<Box<dyn Policy>> = vec![
+        Box::new(Allox::new(1.0).unwrap()),
+        Box::new(SlurmBackfill::easy()),
+        Box::new(SlurmBackfill::conservative()),
+    ];
+    for mut p in policies {
+        let out = run(&s, p.as_mut());
+        assert!(
+            out[2].start >= 100.0 - 1e-9,
+            "{}: {}",
+            p.label(),
+            out[2].start
+        );
+    }
 }

@@ -81,6 +81,15 @@ impl Profile {
     /// intervals that overlap it, ends before starts at one instant (the
     /// intervals are half-open).
     fn peak(&self, from: f64, to: f64) -> usize {
+        // A job of no length still needs its slots free at its start.
+        if to <= from {
+            return self
+                .used
+                .iter()
+                .filter(|&&(s, e, _)| s <= from && from < e)
+                .map(|&(_, _, n)| n)
+                .sum();
+        }
         let mut events: Vec<(f64, i64)> = Vec::new();
         for &(s, e, n) in &self.used {
             if s < to && e > from {
@@ -198,6 +207,7 @@ impl<'a> Schedule<'a> {
     /// Nodes of `flavor` that hold `width.per_node` slots over `[t, t + p)`,
     /// fullest first (best fit), ties by index.
     fn fitting_at(&self, flavor: usize, width: Width, t: f64, p: f64) -> Vec<usize> {
+        let p = p.max(SHORTEST_HOLD);
         let mut fit: Vec<(usize, usize)> = self.by_flavor[flavor]
             .iter()
             .filter_map(|&n| {
@@ -211,6 +221,16 @@ impl<'a> Schedule<'a> {
         fit.into_iter().map(|(_, n)| n).collect()
     }
 
+    /// The nodes a gang of `width` and time `p` would take on `flavor` at
+    /// `t` (best fit), if it fits there. Places nothing.
+    pub fn fit_at(&self, flavor: usize, width: Width, t: f64, p: f64) -> Option<Vec<usize>> {
+        let mut nodes = self.fitting_at(flavor, width, t, p);
+        (nodes.len() >= width.nodes).then(|| {
+            nodes.truncate(width.nodes);
+            nodes
+        })
+    }
+
     /// Places `job` of `width` and time `p` on `flavor` at `t` if its gang
     /// fits there; returns its nodes.
     pub fn place_at(&mut self, flavor: usize, width: Width, p: f64, t: f64) -> Option<Vec<usize>> {
@@ -220,7 +240,9 @@ impl<'a> Schedule<'a> {
         }
         nodes.truncate(width.nodes);
         for &n in &nodes {
-            self.profiles[n].used.push((t, t + p, width.per_node));
+            self.profiles[n]
+                .used
+                .push((t, t + p.max(SHORTEST_HOLD), width.per_node));
         }
         Some(nodes)
     }
@@ -255,7 +277,9 @@ impl<'a> Schedule<'a> {
     /// Holds `width.per_node` slots of each of `nodes` over `[t, t + p)`.
     pub fn hold(&mut self, nodes: &[usize], width: Width, t: f64, p: f64) {
         for &n in nodes {
-            self.profiles[n].used.push((t, t + p, width.per_node));
+            self.profiles[n]
+                .used
+                .push((t, t + p.max(SHORTEST_HOLD), width.per_node));
         }
     }
 
@@ -277,6 +301,10 @@ impl<'a> Schedule<'a> {
 /// A busy slot is taken to free no sooner than this (seconds): one whose
 /// job overran its estimate is not idle.
 const STILL_BUSY: f64 = 1e-3;
+
+/// The least time a placed job holds its slots (seconds): a job estimated
+/// at 0 s still takes them at its start.
+const SHORTEST_HOLD: f64 = 1e-3;
 
 /// The view's nodes as the plan sees them, in order of their first
 /// machine, and each one's idle machines, lowest first.
@@ -349,6 +377,15 @@ pub fn schedule_all(
                 nodes,
                 start,
                 end: start + p,
+            });
+        } else {
+            // Unreachable while flavors a job does not fit are `None`; an
+            // unplaced job costs infinitely, never nothing.
+            out.push(Placement {
+                job: j,
+                nodes: Vec::new(),
+                start: f64::INFINITY,
+                end: f64::INFINITY,
             });
         }
     }

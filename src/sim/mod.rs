@@ -394,7 +394,7 @@ impl Sim<'_> {
                 let job = &self.scenario.workload.jobs[j];
                 let group = self.group_of[j];
                 for (f, flavor) in self.scenario.cluster.flavors.iter().enumerate() {
-                    let (Some(p), true) = (job.durations[f], flavor.slots > 0) else {
+                    let (Some(p), true) = (job.durations[f], flavor.fits(job.width)) else {
                         continue;
                     };
                     match profile {

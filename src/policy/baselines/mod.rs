@@ -33,7 +33,7 @@ pub mod tiresias;
 
 pub(crate) use super::idle_nodes::{gang_starts, IdleNodes};
 use super::{by_arrival, IdMap, PendingJob, Policy, PolicyError, RunningJob, Start, View};
-use crate::model::{best_flavor, Flavor};
+use crate::model::{best_flavor, Flavor, Width};
 
 /// Progressive filling across users, the rule of the DRF policies: while
 /// some user has a job that can start, the user whose `share` of `held` is
@@ -102,8 +102,9 @@ pub(crate) fn by_fastest<'a>(pending: &'a [PendingJob], flavors: &[Flavor]) -> V
 pub(crate) enum Ranked {
     /// Keeps its machine if a slot of its flavor is left for it.
     Running { id: usize, flavor: usize },
-    /// Would start on this flavor if `slots` of it are left for it.
-    Pending { flavor: usize, slots: usize },
+    /// Would start on this flavor if its width's slots are left for it
+    /// there, node by node.
+    Pending { flavor: usize, width: Width },
 }
 
 /// The indices of the `n` smallest keys among `members` (indices into
@@ -124,8 +125,9 @@ fn smallest<K: Ord + Copy>(keys: &[K], mut members: Vec<usize>, n: usize) -> Vec
 /// idle or running a job; not probes), a job too wide for what is left
 /// claiming none. Returns the running jobs left without all their slots,
 /// best first: the jobs to preempt so that every better job can run.
-/// Slots are counted per flavor, not per node: a wide job that claimed
-/// slots spread over nodes may still wait for them to come together.
+/// With gangs, claims are node by node: a running job keeps its slots if
+/// its nodes still have them; a waiting gang claims best-fit nodes, so a
+/// job is preempted only where a better gang's claim needs its node.
 ///
 /// Claims of one flavor never touch another's, so when every job is one
 /// slot wide the walk is the same as letting each flavor's best jobs claim
@@ -135,7 +137,7 @@ fn smallest<K: Ord + Copy>(keys: &[K], mut members: Vec<usize>, n: usize) -> Vec
 pub(crate) fn outranked<K: Ord + Copy>(view: &View<'_>, ranked: &[(K, Ranked)]) -> Vec<usize> {
     let wide = ranked
         .iter()
-        .any(|(_, r)| matches!(*r, Ranked::Pending { slots, .. } if slots > 1))
+        .any(|(_, r)| matches!(*r, Ranked::Pending { width, .. } if !width.is_one()))
         || view.flavors.iter().any(|f| f.per_node > 1)
         || {
             let mut ids: Vec<usize> = view.running.iter().map(|j| j.id).collect();
@@ -180,31 +182,59 @@ pub(crate) fn outranked<K: Ord + Copy>(view: &View<'_>, ranked: &[(K, Ranked)]) 
 
 /// [`outranked`] with jobs of any width: the walk itself, in key order.
 fn outranked_by_width<K: Ord + Copy>(view: &View<'_>, ranked: &[(K, Ranked)]) -> Vec<usize> {
-    let mut left = vec![0usize; view.flavors.len()];
+    // Per node: its flavor and the slots left to claim (idle or running a
+    // job; not probes).
+    let nodes = view.machines.iter().map(|m| m.node + 1).max().unwrap_or(0);
+    let mut left = vec![0usize; nodes];
+    let mut flavor_of = vec![usize::MAX; nodes];
     for m in view.idle_machines() {
-        left[view.machines[m].flavor] += 1;
+        left[view.machines[m].node] += 1;
+        flavor_of[view.machines[m].node] = view.machines[m].flavor;
     }
-    // A running job once, with the slots it holds.
-    let mut held: IdMap<usize> = IdMap::default();
+    // A running job once, with the node of each slot it holds.
+    let mut held: IdMap<Vec<usize>> = IdMap::default();
     for job in view.running {
-        left[view.machines[job.machine].flavor] += 1;
-        *held.entry(job.id).or_default() += 1;
+        let node = view.machines[job.machine].node;
+        left[node] += 1;
+        flavor_of[node] = view.machines[job.machine].flavor;
+        held.entry(job.id).or_default().push(node);
     }
     let mut order: Vec<usize> = (0..ranked.len()).collect();
     order.sort_unstable_by_key(|&i| ranked[i].0);
     let mut out = Vec::new();
     for i in order {
-        let (flavor, slots, running) = match ranked[i].1 {
-            Ranked::Running { id, flavor } => match held.remove(&id) {
-                Some(slots) => (flavor, slots, Some(id)),
-                None => continue,
-            },
-            Ranked::Pending { flavor, slots } => (flavor, slots, None),
-        };
-        if slots <= left[flavor] {
-            left[flavor] -= slots;
-        } else if let Some(id) = running {
-            out.push(id);
+        match ranked[i].1 {
+            Ranked::Running { id, .. } => {
+                let Some(on) = held.remove(&id) else { continue };
+                let mut need: Vec<(usize, usize)> = Vec::new();
+                for n in on {
+                    match need.iter_mut().find(|(m, _)| *m == n) {
+                        Some((_, k)) => *k += 1,
+                        None => need.push((n, 1)),
+                    }
+                }
+                if need.iter().all(|&(n, k)| left[n] >= k) {
+                    for (n, k) in need {
+                        left[n] -= k;
+                    }
+                } else {
+                    out.push(id);
+                }
+            }
+            Ranked::Pending { flavor, width } => {
+                // Best fit: the nodes with the fewest slots left that hold
+                // its share, ties by node.
+                let mut fit: Vec<(usize, usize)> = (0..nodes)
+                    .filter(|&n| flavor_of[n] == flavor && left[n] >= width.per_node)
+                    .map(|n| (left[n], n))
+                    .collect();
+                if fit.len() >= width.nodes {
+                    fit.sort_unstable();
+                    for &(_, n) in &fit[..width.nodes] {
+                        left[n] -= width.per_node;
+                    }
+                }
+            }
         }
     }
     out

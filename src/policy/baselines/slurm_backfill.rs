@@ -6,7 +6,9 @@
 //! earliest start, and no job behind it may delay that. `easy` holds one
 //! reservation (EASY backfill, the textbook variant); `conservative` holds
 //! one for each of the first [`BF_MAX_JOB_TEST`] jobs, as Slurm's backfill
-//! plans every job it tests, and none beyond [`BF_WINDOW`]. Gangs take whole nodes' worth of slots as
+//! plans every job it tests, and none beyond [`BF_WINDOW`]. Either tests
+//! only the first [`BF_MAX_JOB_TEST`] jobs of the queue per decision, as
+//! Slurm's backfill does per cycle. Gangs take whole nodes' worth of slots as
 //! their width asks (best fit), via [`crate::policy::gang_plan`].
 
 use super::{by_arrival, PendingJob, Policy, PolicyError, Start, View};
@@ -61,11 +63,38 @@ impl Policy for SlurmBackfill {
         let mut placed: Vec<Placement> = Vec::new();
         let mut reserved = 0;
         for (i, job) in order.iter().enumerate() {
-            if free == 0 && reserved >= self.reservations {
+            if (free == 0 && reserved >= self.reservations) || i >= BF_MAX_JOB_TEST {
                 break;
             }
-            // (start, time, flavor, nodes): the soonest start.
-            let best = job
+            // Where it starts now, fastest first (ties: the lower flavor).
+            let now = job
+                .estimates
+                .iter()
+                .enumerate()
+                .filter_map(|(f, p)| {
+                    let p = (*p)?;
+                    if free < job.width.slots() {
+                        return None;
+                    }
+                    Some((p, f, schedule.fit_at(f, job.width, 0.0, p)?))
+                })
+                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            if let Some((p, _, on)) = now {
+                schedule.hold(&on, job.width, 0.0, p);
+                free -= job.width.slots();
+                placed.push(Placement {
+                    job: i,
+                    nodes: on,
+                    start: 0.0,
+                    end: p,
+                });
+                continue;
+            }
+            if reserved >= self.reservations {
+                continue;
+            }
+            // Else its soonest start reserves (ties: the faster flavor).
+            let soonest = job
                 .estimates
                 .iter()
                 .enumerate()
@@ -79,19 +108,11 @@ impl Policy for SlurmBackfill {
                         .then(a.1.total_cmp(&b.1))
                         .then(a.2.cmp(&b.2))
                 });
-            let Some((t, p, _, on)) = best else { continue };
-            if t == 0.0 {
-                schedule.hold(&on, job.width, 0.0, p);
-                free -= job.width.slots();
-                placed.push(Placement {
-                    job: i,
-                    nodes: on,
-                    start: 0.0,
-                    end: p,
-                });
-            } else if reserved < self.reservations && t <= BF_WINDOW {
-                schedule.hold(&on, job.width, t, p);
-                reserved += 1;
+            if let Some((t, p, _, on)) = soonest {
+                if t <= BF_WINDOW {
+                    schedule.hold(&on, job.width, t, p);
+                    reserved += 1;
+                }
             }
         }
         Ok(gang_plan::starts_now(&placed, &order, &idle))

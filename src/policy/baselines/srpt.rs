@@ -43,8 +43,8 @@ impl Policy for Srpt {
         for job in view.pending {
             if let Some((flavor, t)) = best_flavor(&job.estimates, view.flavors) {
                 let key = (TotalF64(t), true, TotalF64(job.arrival), job.id);
-                let slots = job.width.slots();
-                ranked.push((key, Ranked::Pending { flavor, slots }));
+                let width = job.width;
+                ranked.push((key, Ranked::Pending { flavor, width }));
             }
         }
         Ok(outranked(view, &ranked))
@@ -57,5 +57,46 @@ impl Policy for Srpt {
             .map(|j| ((TotalF64(left(view, j)), TotalF64(j.arrival), j.id), j))
             .collect();
         Ok(start_in_order(view, &order))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Flavor, Width};
+    use crate::policy::baselines::testing::{pending, running, view};
+    use crate::policy::MachineView;
+
+    #[test]
+    fn a_gang_preempts_the_job_whose_node_it_needs() {
+        // Two nodes of 2 GPUs. Node 0: A (990 s left) and an idle slot;
+        // node 1: B (990 s) and C (890 s). A 2-wide 10 s job outranks them
+        // all; freeing A's slot makes node 0 whole, so A goes, not B.
+        let flavors = vec![
+            Flavor {
+                name: "gpu".into(),
+                slots: 4,
+                per_node: 2,
+            },
+            Flavor::new("cpu", 0),
+        ];
+        let machines: Vec<MachineView> = (0..4)
+            .map(|m| MachineView {
+                flavor: 0,
+                node: m / 2,
+                free_at: 0.0,
+                idle: m == 1,
+            })
+            .collect();
+        let run = [
+            running(0, 0, 0, [Some(1000.0), None]),
+            running(1, 1, 2, [Some(1000.0), None]),
+            running(2, 2, 3, [Some(900.0), None]),
+        ];
+        let mut wide = pending(3, 3, 5.0, [Some(10.0), None]);
+        wide.width = Width::new(2, 1).unwrap();
+        let jobs = [wide];
+        let v = view(&flavors, &machines, &jobs, &run);
+        assert_eq!(Srpt.preempt(&v).unwrap(), vec![0]);
     }
 }

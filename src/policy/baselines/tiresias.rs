@@ -130,8 +130,8 @@ impl Policy for Tiresias {
                     true,
                     job.id,
                 );
-                let slots = job.width.slots();
-                ranked.push((key, Ranked::Pending { flavor, slots }));
+                let width = job.width;
+                ranked.push((key, Ranked::Pending { flavor, width }));
             }
         }
         let stop = outranked(view, &ranked);
