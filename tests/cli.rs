@@ -993,3 +993,36 @@ fn report_writes_a_page_with_every_run_its_charts_and_the_json() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(bad.to_str().unwrap()), "{err}");
 }
+
+#[test]
+fn bench_gangs_reports_the_gap_and_is_exact_for_narrow_jobs() {
+    let out = fairmatch(&[
+        "bench",
+        "gangs",
+        "--instances",
+        "20",
+        "--jobs",
+        "5",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["instances"], 20);
+    for key in ["allox", "baseline_gaps", "narrow_allox"] {
+        let g = &doc[key];
+        assert!(g["mean"].as_f64().unwrap() >= 0.0, "{key}: {g}");
+        assert!(
+            g["worst"].as_f64().unwrap() >= g["p95"].as_f64().unwrap(),
+            "{key}: {g}"
+        );
+    }
+    assert_eq!(doc["narrow_allox"]["worst"], 0.0);
+    assert_eq!(doc["narrow_allox"]["optimal"], 20);
+    let bad = fairmatch(&["bench", "gangs", "--jobs", "9"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--jobs 9"));
+}
