@@ -21,6 +21,9 @@ use crate::policy::{by_arrival, usage_scores, PendingJob, PolicyError, Start, Vi
 /// Jobs that cannot start now and still hold a reservation.
 pub const RESERVATIONS: usize = 8;
 
+/// Aged jobs planned in one decision, the oldest.
+const AGED_PLANNED: usize = 64;
+
 /// Waits, in multiples of a job's fastest estimate, after which it goes
 /// first.
 pub const AGING: f64 = 4.0;
@@ -54,8 +57,13 @@ impl Allox {
             // Aged jobs are always planned, whoever's they are: neither the
             // eligible set nor AlloX's cap may hide one for ever. The cap
             // picks among the eligible users' other jobs.
-            let (aged, young): (Vec<&PendingJob>, Vec<&PendingJob>) =
+            let (mut aged, young): (Vec<&PendingJob>, Vec<&PendingJob>) =
                 left.iter().copied().partition(|j| self.is_aged(view, j));
+            // The oldest aged jobs only: they go first, oldest first, so
+            // the others' turn comes as these start, and an overloaded
+            // queue of aged jobs does not make every plan a deep one.
+            aged.sort_by(|a, b| a.arrival.total_cmp(&b.arrival).then(a.id.cmp(&b.id)));
+            aged.truncate(AGED_PLANNED);
             let young: Vec<&PendingJob> = young
                 .into_iter()
                 .filter(|j| chosen.contains(&j.user))
