@@ -70,7 +70,11 @@ typedef struct {
 	 * comma-separated, in the user's order. Running: as submitted. */
 	const char *partitions;
 	uint32_t cpus;
-	int needs_gpu;           /* asked for one GPU itself */
+	/* Pending: GPUs asked for on its one node (--gres=gpu[:type]:N,
+	 * --gpus-per-node, or --gpus with -N1); 0 = none. Running: GPUs it
+	 * holds on its node. */
+	uint32_t gpus;
+	const char *gpu_type;    /* the GPU type asked for, or "" */
 	int shares_cpus;         /* asked to share CPUs (--oversubscribe) */
 	/* Fair-share shares of the job's user and account associations
 	 * (sacctmgr's Fairshare=); 0 when unknown or inherited. */
@@ -127,7 +131,9 @@ typedef struct {
 	int32_t action;            /* FM_WAIT or FM_START */
 	char partition[FM_TEXT];   /* FM_START: where */
 	char node[FM_TEXT];
-	uint32_t gpus;             /* FM_START: GPUs to request on the node */
+	/* FM_START: GPUs it gets on the node (its own request, or one for
+	 * a job that asked for none); 0 on a CPU slot. */
+	uint32_t gpus;
 	/* FM_WAIT: shown to the user; "" keeps Slurm's own reason. */
 	char reason[FM_TEXT];
 	/* FM_WAIT: no slot the job may use is free; Slurm's "Resources"

@@ -152,7 +152,8 @@ bool fm_hold_yield_us(fm_hold_t *h, uint32_t sleep_us);
 const char *fm_built_for(void);
 
 /* fm_snapshot.c: caller holds the cycle locks. */
-bool fm_is_gpu_one(const char *tres);
+bool fm_gpu_request(const char *tres, uint32_t *count, char *type,
+		    size_t type_cap);
 /* The partitions the job may run in, as a new list (free it). */
 list_t *fm_job_partitions(job_record_t *job_ptr);
 /* job_limits_check() for the job as if in `part_ptr`: WAIT_NO_REASON or

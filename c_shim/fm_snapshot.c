@@ -95,10 +95,78 @@ int fm_limits_in(job_record_t *job_ptr, part_record_t *part_ptr)
 	return reason;
 }
 
-bool fm_is_gpu_one(const char *tres)
+/*
+ * Reads a TRES request that asks for GPUs of one kind only: "gres/gpu:2",
+ * "gres/gpu:a100:2", "gres/gpu=1", "gres:gpu:1" (22.05), "gres/gpu" (one).
+ * Fills the count and, when `type` is given, the type ("" if none). An
+ * empty or NULL request asks for 0. Returns false for anything else
+ * (other GRES, several entries, MIG profiles are types and pass).
+ */
+bool fm_gpu_request(const char *tres, uint32_t *count, char *type,
+		    size_t type_cap)
 {
-	return !xstrcmp(tres, "gres:gpu:1") || !xstrcmp(tres, "gres/gpu:1") ||
-	       !xstrcmp(tres, "gres/gpu=1");
+	*count = 0;
+	if (type && type_cap)
+		type[0] = '\0';
+	if (!tres || !tres[0])
+		return true;
+	if (strchr(tres, ','))
+		return false;
+	if (strncmp(tres, "gres/gpu", 8) && strncmp(tres, "gres:gpu", 8))
+		return false;
+	const char *rest = tres + 8;
+	if (!rest[0]) {
+		*count = 1;
+		return true;
+	}
+	if (rest[0] != ':' && rest[0] != '=')
+		return false;
+	rest++;
+	const char *colon = strchr(rest, ':');
+	const char *number = colon ? colon + 1 : rest;
+	char *end = NULL;
+	unsigned long n = strtoul(number, &end, 10);
+	bool numeric = end && end != number && !*end;
+	if (colon && !numeric)
+		return false;
+	if (!colon && !numeric) {	/* "gpu:a100": one of that type */
+		n = 1;
+		number = rest + strlen(rest);
+	}
+	if (n == 0 || n > 1024)
+		return false;
+	size_t type_len = colon ? (size_t) (colon - rest) :
+				  (numeric ? 0 : strlen(rest));
+	if (type && type_cap) {
+		if (type_len >= type_cap)
+			return false;
+		memcpy(type, rest, type_len);
+		type[type_len] = '\0';
+	}
+	*count = n;
+	return true;
+}
+
+/* The GPUs (and type) a job asks for on its one node: per node, or for
+ * the job when it may use one node only. False when it asks for GPUs in
+ * a way the model does not hold (per socket, per task, other GRES). */
+static bool _gpus_asked(job_record_t *job_ptr, uint32_t *count, char *type,
+			size_t type_cap)
+{
+	uint32_t per_job;
+	job_details_t *d = job_ptr->details;
+	if (!fm_gpu_request(job_ptr->tres_per_node, count, type, type_cap))
+		return false;
+	if (!job_ptr->tres_per_job || !job_ptr->tres_per_job[0])
+		return true;
+	/* --gpus=N: modelled only on one node (-N1), and not beside a
+	 * per-node request. */
+	if (*count || !d || d->max_nodes != 1)
+		return false;
+	if (!fm_gpu_request(job_ptr->tres_per_job, &per_job, type, type_cap))
+		return false;
+	*count = per_job;
+	return true;
 }
 
 static int _unmanaged_part(void *x, void *key)
@@ -134,20 +202,20 @@ static bool _tres_per_task_only_cpus(const char *tpt)
 	return !strchr(tpt, ',');
 }
 
-/* The shape the matching models: one node, one slot (no GRES or one GPU),
- * not part of a heterogeneous job. Array tasks are such jobs. */
+/* The shape the matching models: one node, and on it no GRES or some
+ * GPUs of any or one type; not part of a heterogeneous job. Array tasks
+ * are such jobs. */
 static bool _modelled_shape(job_record_t *job_ptr)
 {
 	job_details_t *d = job_ptr->details;
+	uint32_t gpus;
 	if (!d || job_ptr->het_job_id)
 		return false;
 	if (d->min_nodes > 1 || d->max_nodes > 1)
 		return false;
-	if (job_ptr->tres_per_node && job_ptr->tres_per_node[0] &&
-	    !fm_is_gpu_one(job_ptr->tres_per_node))
+	if (!_gpus_asked(job_ptr, &gpus, NULL, 0))
 		return false;
-	if ((job_ptr->tres_per_job && job_ptr->tres_per_job[0]) ||
-	    (job_ptr->tres_per_socket && job_ptr->tres_per_socket[0]) ||
+	if ((job_ptr->tres_per_socket && job_ptr->tres_per_socket[0]) ||
 	    !_tres_per_task_only_cpus(job_ptr->tres_per_task))
 		return false;
 	return true;
@@ -213,7 +281,10 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 	j->comment = _keep(job_ptr->comment);
 	j->time_limit = _limit_seconds(job_ptr);
 	j->cpus = job_ptr->details ? job_ptr->details->min_cpus : 1;
-	j->needs_gpu = fm_is_gpu_one(job_ptr->tres_per_node);
+	char type[FM_TEXT];
+	if (!_gpus_asked(job_ptr, &j->gpus, type, sizeof(type)))
+		j->gpus = 0, type[0] = '\0';
+	j->gpu_type = _keep(type);
 	j->shares_cpus = job_ptr->details && job_ptr->details->share_res == 1;
 	j->submit = job_ptr->details ? job_ptr->details->submit_time : 0;
 }
@@ -603,6 +674,7 @@ static void _scan_record(job_record_t *job_ptr, fm_snapshot_t *s,
 			j->run_partition = _keep(job_ptr->part_ptr->name);
 			j->run_node = _keep(job_ptr->nodes);
 			j->start = job_ptr->start_time;
+			j->gpus = _gpus_on(job_ptr, 0);
 			_add_allocation(job_ptr, w->held, NULL);
 		} else {
 			_add_allocation(job_ptr, w->held, nodes);

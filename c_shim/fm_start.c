@@ -31,7 +31,9 @@ typedef struct {
 	list_t *gres_list_req;
 } gres_saved_t;
 
-/* Makes the job ask for one GPU per node, validated as update_job() does. */
+/* Makes a job that asked for no GPU ask for one, validated as
+ * update_job() does. A job that asked for GPUs keeps its request: the
+ * plan gives it a node of the type and width it asked for. */
 static int _request_gpu(job_record_t *job_ptr, gres_saved_t *saved)
 {
 	job_details_t *d = job_ptr->details;
@@ -44,7 +46,8 @@ static int _request_gpu(job_record_t *job_ptr, gres_saved_t *saved)
 	uint16_t ntasks_per_tres = NO_VAL16;
 	list_t *gres = NULL;
 
-	if (fm_is_gpu_one(job_ptr->tres_per_node))
+	if ((job_ptr->tres_per_node && job_ptr->tres_per_node[0]) ||
+	    (job_ptr->tres_per_job && job_ptr->tres_per_job[0]))
 		return SLURM_SUCCESS;
 	if (d->mc_ptr && d->mc_ptr->ntasks_per_socket != INFINITE16)
 		ntasks_per_socket = d->mc_ptr->ntasks_per_socket;

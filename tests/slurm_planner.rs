@@ -53,7 +53,8 @@ fn job(id: u32, user: &str, comment: &str) -> JobInfo {
         time_limit: None,
         partitions: vec!["cpu".into(), "gpu".into()],
         cpus: 1,
-        needs_gpu: false,
+        gpus: 0,
+        gpu_type: None,
         shares_cpus: false,
         user_shares: None,
         account_shares: None,
@@ -576,7 +577,7 @@ fn slots_held_by_other_work_or_reserved_are_not_given_out() {
 fn a_job_that_asked_for_a_gpu_runs_only_on_gpus() {
     let mut snap = cluster(0.0);
     let mut j = job(1, "alice", "fairmatch: gpu=50s cpu=1s");
-    j.needs_gpu = true;
+    j.gpus = 1;
     snap.pending = vec![j];
     let d = Planner::new(Config::default()).plan(&snap);
     assert_eq!(starts(&d, 1)[0].0, "gpu");

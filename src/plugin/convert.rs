@@ -133,7 +133,8 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
             .map(String::from)
             .collect(),
         cpus: j.cpus,
-        needs_gpu: j.needs_gpu != 0,
+        gpus: j.gpus,
+        gpu_type: Some(text(j.gpu_type)).filter(|t| !t.is_empty()),
         shares_cpus: j.shares_cpus != 0,
         user_shares: (j.user_shares > 0.0).then_some(j.user_shares),
         account_shares: (j.account_shares > 0.0).then_some(j.account_shares),

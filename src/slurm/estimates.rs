@@ -42,7 +42,8 @@ impl Source {
 }
 
 /// Estimate per model flavor for `job`; `None` where it may not run (not
-/// one of its partitions, no GPU for a GPU job, no node it may use).
+/// one of its partitions, no GPU for a GPU job, not the GPU type it asked
+/// for, no node wide enough, no node it may use).
 pub(super) fn of_job(
     model: &SlotModel,
     job: &JobInfo,
@@ -50,24 +51,30 @@ pub(super) fn of_job(
     history: &History,
     default_runtime: f64,
 ) -> Estimates {
-    model
-        .flavors
-        .iter()
-        .zip(&model.gpu_flavor)
-        .zip(&model.flavor_nodes)
-        .map(|((f, &gpu), nodes)| {
+    (0..model.flavors.len())
+        .map(|f| {
+            let (gpu, nodes) = (model.gpu_flavor[f], &model.flavor_nodes[f]);
+            let partition = &model.partition[f];
             let reachable = job
                 .usable_nodes
                 .as_ref()
                 .is_none_or(|usable| nodes.iter().any(|n| usable.contains(n)));
-            if !job.partitions.contains(&f.name) || (job.needs_gpu && !gpu) || !reachable {
+            let wide_enough = !gpu || job.gpus as usize <= model.flavors[f].per_node;
+            let right_type = job.gpu_type.is_none() || job.gpu_type == model.gpu_type[f];
+            if !job.partitions.contains(partition)
+                || (job.gpus > 0 && !gpu)
+                || !right_type
+                || !wide_enough
+                || !reachable
+            {
                 return None;
             }
-            let (s, source) = if let Some(s) = hint.estimate(&f.name) {
+            let hinted = model.keys_of(f).into_iter().find_map(|k| hint.estimate(k));
+            let (s, source) = if let Some(s) = hinted {
                 (s, Source::Hint)
             } else if let Some(s) = job.time_limit {
                 (s, Source::TimeLimit)
-            } else if let Some(s) = history.mean(&job.user, &job.name, &f.name) {
+            } else if let Some(s) = history.mean(&job.user, &job.name, partition) {
                 (s, Source::History)
             } else {
                 (default_runtime, Source::Default)

@@ -7,7 +7,9 @@
 //! After the marker `fairmatch:` come `flavor=duration` pairs separated by
 //! spaces or commas. A duration is one or more `<number><unit>` parts with
 //! units `d`, `h`, `m`, `s` (`90s`, `20m`, `1h30m`, `2.5s`). Keys are
-//! partition names. Whatever is wrong with a hint is reported as a problem
+//! partition names, GPU type names (`a100=20m`, for every partition's
+//! nodes of that type), or `partition:type` for one type in one
+//! partition; the most specific key given for a flavor wins. Whatever is wrong with a hint is reported as a problem
 //! and that flavor falls back; a hint never fails a job.
 
 /// Comments longer than this are not parsed at all: a hint is short, and a
@@ -41,9 +43,9 @@ impl Hint {
     }
 }
 
-/// Parses the hint in `comment`. `flavors` are the names a key may take;
-/// other keys are reported as unknown.
-pub fn parse(comment: &str, flavors: &[&str]) -> Hint {
+/// Parses the hint in `comment`. `keys` are the names a key may take
+/// (`SlotModel::hint_keys`); other keys are reported as unknown.
+pub fn parse(comment: &str, keys: &[&str]) -> Hint {
     let mut hint = Hint::default();
     if comment.len() > MAX_COMMENT_BYTES {
         hint.problems.push(format!(
@@ -68,11 +70,11 @@ pub fn parse(comment: &str, flavors: &[&str]) -> Hint {
                 .push(format!("'{}' is not flavor=duration", shorten(item)));
             continue;
         };
-        if !flavors.contains(&key) {
+        if !keys.contains(&key) {
             hint.problems.push(format!(
-                "unknown flavor '{}' (partitions: {})",
+                "unknown flavor '{}' (known: {})",
                 shorten(key),
-                flavors.join(", ")
+                keys.join(", ")
             ));
             continue;
         }

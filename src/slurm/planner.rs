@@ -66,7 +66,7 @@ pub struct Planner {
     /// keeps whole seconds) and the slot of the model, so a running job
     /// keeps its slot from one plan to the next and plans can stick to
     /// slots.
-    started: HashMap<u32, (f64, usize)>,
+    started: HashMap<u32, (f64, Vec<usize>)>,
     /// The last plan's starts per Slurm job, in decision order, until
     /// their outcomes arrive.
     proposed: HashMap<u32, VecDeque<Proposal>>,
@@ -82,9 +82,9 @@ pub struct Planner {
 
 pub use super::estimates::MIN_PLANNED_SECONDS;
 
-/// A start the last plan proposed: the model's slot, and where it is.
+/// A start the last plan proposed: the model's slots, and where they are.
 struct Proposal {
-    slot: usize,
+    slots: Vec<usize>,
     partition: String,
     node: String,
     /// What ran on the node when it was proposed; `None` where a busy
@@ -135,7 +135,7 @@ impl Planner {
             match &o.result {
                 Ok(running_id) => {
                     if let Some(p) = proposal {
-                        self.started.insert(*running_id, (o.at, p.slot));
+                        self.started.insert(*running_id, (o.at, p.slots));
                     }
                 }
                 Err(refusal) => {
@@ -170,7 +170,7 @@ impl Planner {
             return unchecked();
         };
         let model = SlotModel::build(&self.config, snap, &self.full);
-        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
+        let keys = model.hint_keys();
         let mut usable = vec![false; model.flavors.len()];
         for slot in &model.slots {
             usable[slot.flavor] = true;
@@ -189,7 +189,7 @@ impl Planner {
                     if self.refused.contains_key(&job.job_id) || job.checked == Checked::Blocked {
                         vec![None; model.flavors.len()]
                     } else {
-                        let hint = hints::parse(&job.comment, &names);
+                        let hint = hints::parse(&job.comment, &keys);
                         self.estimates(&model, job, &hint)
                             .into_iter()
                             .map(|e| e.map(|(s, _)| s))
@@ -250,11 +250,11 @@ impl Planner {
             self.service.forget_least_served(MAX_USERS / 2);
         }
         let model = SlotModel::build(&self.config, snap, &self.full);
-        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
+        let keys = model.hint_keys();
         let hints: Vec<Hint> = snap
             .pending
             .iter()
-            .map(|j| hints::parse(&j.comment, &names))
+            .map(|j| hints::parse(&j.comment, &keys))
             .collect();
         let estimates: Vec<Estimates> = snap
             .pending
@@ -269,10 +269,12 @@ impl Planner {
         self.service.set_rates(&view.users, &rates);
         let waits_for_resources: Vec<bool> = (0..snap.pending.len())
             .map(|i| {
-                !view.idle_slots().any(|m| {
-                    let slot = &model.slots[m];
-                    estimates[i][slot.flavor].is_some() && view.usable(i, slot.node)
-                })
+                // A job no flavor can hold is told why, not "Resources".
+                estimates[i].iter().any(Option::is_some)
+                    && !view.idle_slots().any(|m| {
+                        let slot = &model.slots[m];
+                        estimates[i][slot.flavor].is_some() && view.usable(i, slot.node)
+                    })
             })
             .collect();
         self.decisions(
@@ -312,16 +314,16 @@ impl Planner {
         hints: &[Hint],
         estimates: &[Estimates],
         waits_for_resources: &[bool],
-        mut starts: HashMap<usize, Vec<usize>>,
+        mut starts: HashMap<usize, Vec<Vec<usize>>>,
     ) -> Vec<Decision> {
         let mut decisions = Vec::new();
         for (i, job) in snap.pending.iter().enumerate() {
             let note = self.note(job, &hints[i], &estimates[i], model);
             let slots = starts.remove(&i).unwrap_or_default();
-            for &m in &slots {
-                let slot = &model.slots[m];
+            for taken in &slots {
+                let slot = &model.slots[taken[0]];
                 let (partition, node) = (
-                    model.flavors[slot.flavor].name.clone(),
+                    model.partition[slot.flavor].clone(),
                     snap.nodes[slot.node].name.clone(),
                 );
                 let may_preempt = snap
@@ -333,7 +335,7 @@ impl Planner {
                     .entry(job.job_id)
                     .or_default()
                     .push_back(Proposal {
-                        slot: m,
+                        slots: taken.clone(),
                         partition: partition.clone(),
                         node: node.clone(),
                         occupants,
@@ -343,7 +345,7 @@ impl Planner {
                     action: Action::Start {
                         partition,
                         node,
-                        gpus: u32::from(slot.gpu),
+                        gpus: if slot.gpu { taken.len() as u32 } else { 0 },
                     },
                     reason: String::new(),
                     for_resources: false,
@@ -406,8 +408,10 @@ impl PlanMemory for Planner {
 
     /// The slot model's time and slot for a job Slurm started on this
     /// planner's word.
-    fn started(&self, job_id: u32) -> Option<(f64, usize)> {
-        self.started.get(&job_id).copied()
+    fn started(&self, job_id: u32) -> Option<(f64, &[usize])> {
+        self.started
+            .get(&job_id)
+            .map(|(t, slots)| (*t, slots.as_slice()))
     }
 
     /// Whether Slurm refused `job_id` lately, so that it sits out.

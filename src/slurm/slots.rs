@@ -1,8 +1,11 @@
 //! The matching's view of a Slurm cluster: each managed partition is a
-//! flavor, and its nodes offer slots. A GPU partition (its nodes have
-//! GPUs) has one slot per GPU; a CPU partition has `cpus / cpus_per_slot`
-//! slots per node, where `cpus_per_slot` is the configured value or, by
-//! default, the most CPUs a job that may run in that partition asks for.
+//! flavor, or, where its nodes have GPUs of several types (`Gres=gpu:a100:4`
+//! on some, `gpu:v100:4` on others), each GPU type within it is one,
+//! named `partition:type`. Its nodes offer slots. A GPU flavor (its nodes
+//! have GPUs) has one slot per GPU; a CPU partition has
+//! `cpus / cpus_per_slot` slots per node, where `cpus_per_slot` is the
+//! configured value or, by default, the most CPUs a job that may run in
+//! that partition asks for.
 //!
 //! Slots exist only where fairmatch may start a job now: a node that is
 //! down, drained or not responding offers none, a partition whose state
@@ -43,8 +46,14 @@ pub struct Slot {
 
 /// Flavors and slots built from a snapshot's partitions and nodes.
 pub struct SlotModel {
-    /// One flavor per managed partition that offers slots, named after it.
+    /// One flavor per managed partition, or per GPU type within it, named
+    /// after the partition (`partition:type` for a type within one).
+    /// `per_node` is the most slots one of its nodes offers.
     pub flavors: Vec<Flavor>,
+    /// Per flavor: its partition.
+    pub partition: Vec<String>,
+    /// Per flavor: its nodes' GPU type (`None`: untyped, or no GPUs).
+    pub gpu_type: Vec<Option<String>>,
     /// Per flavor: its nodes have GPUs.
     pub gpu_flavor: Vec<bool>,
     /// Per flavor: the nodes that offer it slots now.
@@ -57,29 +66,73 @@ impl SlotModel {
     /// Builds the slots the snapshot's managed partitions offer now.
     pub fn build(config: &Config, snap: &Snapshot, full: &FullNodes) -> SlotModel {
         let held = HeldByPartition::of(snap);
-        let mut flavors = Vec::new();
-        let mut gpu_flavor = Vec::new();
-        let mut flavor_nodes = Vec::new();
-        let mut slots = Vec::new();
+        let mut model = SlotModel {
+            flavors: Vec::new(),
+            partition: Vec::new(),
+            gpu_type: Vec::new(),
+            gpu_flavor: Vec::new(),
+            flavor_nodes: Vec::new(),
+            slots: Vec::new(),
+        };
         for part in snap.partitions.iter().filter(|p| config.manages(&p.name)) {
-            let flavor = flavors.len();
+            let gpu = is_gpu(snap, part);
+            let types = node_types(snap, part, gpu);
+            for gpu_type in &types {
+                let name = match gpu_type {
+                    Some(t) if types.len() > 1 => format!("{}:{t}", part.name),
+                    _ => part.name.clone(),
+                };
+                let nodes = part
+                    .nodes
+                    .iter()
+                    .copied()
+                    .filter(|&n| !gpu || snap.nodes[n].gpu_type() == *gpu_type);
+                model.add_flavor(snap, config, full, &held, part, name, nodes);
+                model.gpu_type.push(gpu_type.clone());
+            }
+        }
+        model
+    }
+
+    /// Adds `part`'s flavor `name` over `nodes` (of one GPU type), with its
+    /// slots.
+    #[allow(clippy::too_many_arguments)]
+    fn add_flavor(
+        &mut self,
+        snap: &Snapshot,
+        config: &Config,
+        full: &FullNodes,
+        held: &HeldByPartition<'_>,
+        part: &PartitionInfo,
+        name: String,
+        nodes: impl Iterator<Item = usize>,
+    ) {
+        let slots = &mut self.slots;
+        {
+            let flavor = self.flavors.len();
             let gpu = is_gpu(snap, part);
             let share = cpu_share(snap, part);
             let slot_cpus = slot_cpus(config, snap, part);
             let before = slots.len();
-            let usable = part
-                .nodes
-                .iter()
-                .map(|&n| (n, &snap.nodes[n]))
-                .filter(|(_, node)| {
-                    part.schedulable && node.available && node.reserved_from.is_none()
-                });
+            let mut per_node = 0;
+            let usable = nodes.map(|n| (n, &snap.nodes[n])).filter(|(_, node)| {
+                part.schedulable && node.available && node.reserved_from.is_none()
+            });
             for (n, node) in usable {
                 let (other_cpus, other_gpus) = held.by_others(n, part);
                 // The partition's own running jobs keep their slots
                 // whatever else holds the node: the plan places them there.
-                let own = held.jobs_of(n, &part.name);
+                let own = held.own(n, &part.name, gpu);
                 let is_full = full.holds(snap, &part.name, &node.name);
+                let configured = if gpu {
+                    node.gpus()
+                } else {
+                    part.limits
+                        .cpus_on(node.cpus, node.sockets)
+                        .saturating_mul(share)
+                        / slot_cpus
+                };
+                per_node = per_node.max(configured as usize);
                 let count = if gpu {
                     node.gpus()
                         .saturating_sub(node.foreign_gpus)
@@ -100,28 +153,72 @@ impl SlotModel {
                     full: is_full,
                 }));
             }
-            flavors.push(Flavor {
-                name: part.name.clone(),
+            self.flavors.push(Flavor {
+                name,
                 slots: slots.len() - before,
-                per_node: 1,
+                per_node: per_node.max(1),
             });
-            gpu_flavor.push(gpu);
+            self.partition.push(part.name.clone());
+            self.gpu_flavor.push(gpu);
             let mut with_slots: Vec<usize> = slots[before..].iter().map(|s| s.node).collect();
             with_slots.dedup();
-            flavor_nodes.push(with_slots);
-        }
-        SlotModel {
-            flavors,
-            gpu_flavor,
-            flavor_nodes,
-            slots,
+            self.flavor_nodes.push(with_slots);
         }
     }
 
-    /// The index of the flavor for partition `name`.
-    pub fn flavor_index(&self, name: &str) -> Option<usize> {
-        self.flavors.iter().position(|f| f.name == name)
+    /// The flavor of partition `partition` on node `node` (an index into
+    /// the snapshot's nodes).
+    pub fn flavor_on(&self, snap: &Snapshot, partition: &str, node: usize) -> Option<usize> {
+        let flavors: Vec<usize> = (0..self.flavors.len())
+            .filter(|&f| self.partition[f] == partition)
+            .collect();
+        if flavors.len() == 1 {
+            return Some(flavors[0]);
+        }
+        let gpu_type = snap.nodes[node].gpu_type();
+        flavors.into_iter().find(|&f| self.gpu_type[f] == gpu_type)
     }
+
+    /// The names a hint key may take: flavors, partitions and GPU types.
+    pub fn hint_keys(&self) -> Vec<&str> {
+        let mut keys: Vec<&str> = self.flavors.iter().map(|f| f.name.as_str()).collect();
+        keys.extend(self.partition.iter().map(String::as_str));
+        keys.extend(self.gpu_type.iter().flatten().map(String::as_str));
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// The hint keys that give flavor `f`'s time, most specific first:
+    /// `partition:type`, the type, the partition.
+    pub fn keys_of(&self, f: usize) -> Vec<&str> {
+        let name = self.flavors[f].name.as_str();
+        let mut keys = Vec::with_capacity(3);
+        if name != self.partition[f] {
+            keys.push(name);
+        }
+        keys.extend(self.gpu_type[f].as_deref());
+        keys.push(&self.partition[f]);
+        keys
+    }
+}
+
+/// The GPU types of a GPU partition's nodes, in the order first met
+/// (`None` for untyped GPUs); one entry, `None`, for a CPU partition.
+fn node_types(snap: &Snapshot, part: &PartitionInfo, gpu: bool) -> Vec<Option<String>> {
+    let mut types: Vec<Option<String>> = Vec::new();
+    if gpu {
+        for &n in &part.nodes {
+            let t = snap.nodes[n].gpu_type();
+            if !types.contains(&t) {
+                types.push(t);
+            }
+        }
+    }
+    if types.is_empty() {
+        types.push(None);
+    }
+    types
 }
 
 /// CPUs per slot of a CPU partition: the configured value, or the most
@@ -198,7 +295,11 @@ impl<'s> HeldByPartition<'s> {
             let Some(&n) = index.get(place.node.as_str()) else {
                 continue;
             };
-            let gpus = u32::from(job.needs_gpu || gpu_parts.contains(&place.partition.as_str()));
+            let gpus = if job.gpus > 0 {
+                job.gpus
+            } else {
+                u32::from(gpu_parts.contains(&place.partition.as_str()))
+            };
             on_node
                 .entry(n)
                 .or_default()
@@ -212,10 +313,13 @@ impl<'s> HeldByPartition<'s> {
         HeldByPartition { on_node, tiers }
     }
 
-    /// How many running jobs of `partition` are on node `n`.
-    fn jobs_of(&self, n: usize, partition: &str) -> u32 {
+    /// The slots the running jobs of `partition` hold on node `n`: their
+    /// GPUs on a GPU partition, else one per job.
+    fn own(&self, n: usize, partition: &str, gpu: bool) -> u32 {
         let on = self.on_node.get(&n).into_iter().flatten();
-        on.filter(|(p, _, _)| *p == partition).count() as u32
+        on.filter(|(p, _, _)| *p == partition)
+            .map(|(_, _, gpus)| if gpu { *gpus } else { 1 })
+            .sum()
     }
 
     /// What the running jobs of partitions other than `part` hold of node

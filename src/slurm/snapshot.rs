@@ -41,15 +41,32 @@ impl NodeInfo {
 
     /// GPUs in the GRES string (`gpu:N` or `gpu:type:N`, any socket suffix).
     pub fn gpus(&self) -> u32 {
-        self.gres
-            .split(',')
-            .filter_map(|entry| {
-                let entry = entry.split('(').next().unwrap_or("");
-                let mut parts = entry.split(':');
-                (parts.next()? == "gpu").then_some(())?;
-                parts.next_back().and_then(|n| n.trim().parse::<u32>().ok())
-            })
-            .sum()
+        self.gpu_entries().map(|(_, n)| n).sum()
+    }
+
+    /// The node's GPU type: the one type its GRES names, or the types it
+    /// names joined by `+` (sorted) when it has several; `None` for
+    /// untyped GPUs or none. Nodes of one type form one flavor of their
+    /// partition; a node of several types is a flavor of its own, which a
+    /// job asking for one type does not use.
+    pub fn gpu_type(&self) -> Option<String> {
+        let mut types: Vec<&str> = self.gpu_entries().filter_map(|(t, _)| t).collect();
+        types.sort_unstable();
+        types.dedup();
+        (!types.is_empty()).then(|| types.join("+"))
+    }
+
+    /// `(type, count)` of each `gpu` entry of the GRES string.
+    fn gpu_entries(&self) -> impl Iterator<Item = (Option<&str>, u32)> + '_ {
+        self.gres.split(',').filter_map(|entry| {
+            let entry = entry.split('(').next().unwrap_or("");
+            let parts: Vec<&str> = entry.split(':').map(str::trim).collect();
+            match parts.as_slice() {
+                ["gpu", n] => Some((None, n.parse().ok()?)),
+                ["gpu", t, n] => Some((Some(*t), n.parse().ok()?)),
+                _ => None,
+            }
+        })
     }
 }
 
@@ -156,8 +173,14 @@ pub struct JobInfo {
     pub partitions: Vec<String>,
     /// CPUs the job asked for.
     pub cpus: u32,
-    /// The job itself asked for one GPU: only GPU partitions will do.
-    pub needs_gpu: bool,
+    /// Pending jobs: the GPUs it asked for on its node (`--gres=gpu:N`,
+    /// `--gpus-per-node`, or `--gpus` on one node); 0 when it asked for
+    /// none, and then it may still run on one GPU of a GPU partition.
+    /// Running jobs: the GPUs it holds.
+    pub gpus: u32,
+    /// The GPU type it asked for (`--gres=gpu:a100:2`), if any: only
+    /// nodes of that type will do.
+    pub gpu_type: Option<String>,
     /// The job asked to share its CPUs (`--oversubscribe`).
     pub shares_cpus: bool,
     /// Fair-share shares (sacctmgr's `Fairshare=`) of the job's user and
@@ -243,7 +266,8 @@ pub enum Action {
         partition: String,
         /// The node to start it on.
         node: String,
-        /// GPUs to give it: 1 on a GPU slot, 0 on a CPU slot.
+        /// GPUs it gets on the node: its width on a GPU flavor (1 for a
+        /// job that asked for none), 0 on a CPU slot.
         gpus: u32,
     },
     /// Stay pending.
@@ -301,5 +325,15 @@ mod tests {
         assert_eq!(node("gpu:1,gpu:v100:2").gpus(), 3);
         assert_eq!(node("").gpus(), 0);
         assert_eq!(node("mps:100").gpus(), 0);
+        assert_eq!(node("gpu:2").gpu_type(), None);
+        assert_eq!(
+            node("gpu:a100:4(S:0-1),nic:1").gpu_type().as_deref(),
+            Some("a100")
+        );
+        assert_eq!(
+            node("gpu:v100:2,gpu:a100:2").gpu_type().as_deref(),
+            Some("a100+v100")
+        );
+        assert_eq!(node("gpu:a100:2,gpu:a100:2").gpus(), 4);
     }
 }

@@ -26,8 +26,9 @@ pub(super) trait PlanMemory {
     /// Whom `job` counts for in fair share, and that party's shares where
     /// accounting has them.
     fn fair_share<'j>(&self, job: &'j JobInfo) -> (&'j str, Option<f64>);
-    /// The start time and slot of a job Slurm started on the planner's word.
-    fn started(&self, job_id: u32) -> Option<(f64, usize)>;
+    /// The start time and slots of a job Slurm started on the planner's
+    /// word.
+    fn started(&self, job_id: u32) -> Option<(f64, &[usize])>;
     /// Whether Slurm refused `job_id` lately, so that it sits out.
     fn is_refused(&self, job_id: u32) -> bool;
     /// The attained service of a fair-share party.
@@ -51,8 +52,9 @@ pub(super) struct SnapshotView<'s> {
     pending: Vec<PendingJob>,
     /// Which record of the snapshot each pending id belongs to.
     record_of: HashMap<usize, usize>,
-    /// Per snapshot record, the slots its tasks start on.
-    pub(super) starts: HashMap<usize, Vec<usize>>,
+    /// Per snapshot record, the slots each of its starting tasks takes
+    /// (one, or a gang's on one node).
+    pub(super) starts: HashMap<usize, Vec<Vec<usize>>>,
     /// CPUs left on each node that offers slots to several partitions:
     /// their slots overlap, so a start in one takes from the others.
     shared_cpus_left: HashMap<usize, u32>,
@@ -74,19 +76,7 @@ impl<'s> SnapshotView<'s> {
             weights: Vec::new(),
             attained: users.iter().map(|u| planner.attained(u)).collect(),
             users,
-            machines: model
-                .slots
-                .iter()
-                .enumerate()
-                .map(|(node, s)| MachineView {
-                    flavor: s.flavor,
-                    // Jobs the plan places hold one slot; every slot is a
-                    // node of its own to them.
-                    node,
-                    free_at: snap.now,
-                    idle: true,
-                })
-                .collect(),
+            machines: machines(model, snap.now),
             running: Vec::new(),
             pending: Vec::new(),
             record_of: HashMap::new(),
@@ -122,53 +112,79 @@ impl<'s> SnapshotView<'s> {
         u
     }
 
-    /// Running jobs take a slot of their flavor on their node, busy until
-    /// their estimated end. Jobs that remember their slot go first, so no
-    /// other takes it.
+    /// Running jobs take slots of their flavor on their node (one, or
+    /// their GPUs), busy until their estimated end. Jobs that remember
+    /// their slots go first, so no other takes them.
     fn place_running(&mut self, planner: &impl PlanMemory, weights: &mut [Option<f64>]) {
         let (snap, model) = (self.snap, self.model);
         // The slots of each flavor on each node, so placing a running job
         // costs its node's slots, not every slot.
-        let mut slots_at: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
+        let mut slots_at: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
         for (i, slot) in model.slots.iter().enumerate() {
             slots_at
-                .entry((slot.flavor, snap.nodes[slot.node].name.as_str()))
+                .entry((slot.flavor, slot.node))
                 .or_default()
                 .push(i);
         }
-        let names: Vec<&str> = model.flavors.iter().map(|f| f.name.as_str()).collect();
+        let node_index: HashMap<&str, usize> = snap
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let keys = model.hint_keys();
         let mut order: Vec<usize> = (0..snap.running.len()).collect();
         order.sort_by_key(|&r| planner.started(snap.running[r].job_id).is_none());
         for r in order {
             let job = &snap.running[r];
             let Some(place) = &job.running else { continue };
-            let Some(flavor) = model.flavor_index(&place.partition) else {
+            let Some(&n) = node_index.get(place.node.as_str()) else {
                 continue;
             };
-            let candidates = slots_at
-                .get(&(flavor, place.node.as_str()))
-                .map_or(&[][..], Vec::as_slice);
+            let Some(flavor) = model.flavor_on(snap, &place.partition, n) else {
+                continue;
+            };
+            let candidates = slots_at.get(&(flavor, n)).map_or(&[][..], Vec::as_slice);
             let machines = &self.machines;
-            let fits = |i: usize| candidates.contains(&i) && machines[i].idle;
+            let idle = |i: &usize| candidates.contains(i) && machines[*i].idle;
+            let width = if model.gpu_flavor[flavor] {
+                job.gpus.max(1) as usize
+            } else {
+                1
+            };
             let remembered = planner.started(job.job_id);
-            let slot = remembered
-                .map(|(_, m)| m)
-                .filter(|&m| fits(m))
-                .or_else(|| candidates.iter().copied().find(|&i| machines[i].idle));
-            let Some(machine) = slot else { continue };
-            let est = planner.estimates(model, job, &hints::parse(&job.comment, &names));
+            let mut slots: Vec<usize> = remembered
+                .map(|(_, m)| m.iter().copied().filter(idle).collect())
+                .unwrap_or_default();
+            slots.truncate(width);
+            for &i in candidates {
+                if slots.len() == width {
+                    break;
+                }
+                if machines[i].idle && !slots.contains(&i) {
+                    slots.push(i);
+                }
+            }
+            if slots.is_empty() {
+                continue;
+            }
+            let est = planner.estimates(model, job, &hints::parse(&job.comment, &keys));
             let start = remembered.map_or(place.start, |(t, _)| t);
             let length = est[flavor].map_or(planner.default_runtime(), |(s, _)| s);
-            self.machines[machine].idle = false;
-            self.machines[machine].free_at = start + length;
             let user = self.user_of(planner, job, weights);
-            self.running.push(RunningJob {
-                id: usize::MAX - r,
-                user,
-                machine,
-                started: start,
-                estimates: est.iter().map(|e| e.map(|(s, _)| s)).collect(),
-            });
+            let estimates: Vec<Option<f64>> = est.iter().map(|e| e.map(|(s, _)| s)).collect();
+            for machine in slots {
+                self.machines[machine].idle = false;
+                self.machines[machine].free_at = start + length;
+                // A gang is listed once per slot it holds.
+                self.running.push(RunningJob {
+                    id: usize::MAX - r,
+                    user,
+                    machine,
+                    started: start,
+                    estimates: estimates.clone(),
+                });
+            }
         }
     }
 
@@ -216,7 +232,7 @@ impl<'s> SnapshotView<'s> {
                     user,
                     arrival: job.submit,
                     estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
-                    width: Width::ONE,
+                    width: width_of(job),
                 });
             }
         }
@@ -227,6 +243,39 @@ impl<'s> SnapshotView<'s> {
         (0..self.machines.len()).filter(|&m| self.machines[m].idle)
     }
 
+    /// The idle slots `job` (of snapshot record `record`) takes for the
+    /// policy's `asked`: those, when they are its width's idle slots of one
+    /// node it may use; else as many idle slots of one usable node of the
+    /// same flavor (the matching knows flavors, not the nodes a job may
+    /// use: --exclude, --nodelist, --constraint); else none, and the job
+    /// waits this round.
+    fn placement(&self, record: usize, job: &PendingJob, asked: &[usize]) -> Option<Vec<usize>> {
+        let width = job.width.per_node;
+        let slot_node = |m: usize| self.model.slots[m].node;
+        let flavor = self.machines[*asked.first()?].flavor;
+        let node = slot_node(asked[0]);
+        let as_asked = asked.len() == width
+            && asked.iter().all(|&m| {
+                self.machines[m].idle && self.machines[m].flavor == flavor && slot_node(m) == node
+            })
+            && self.usable(record, node);
+        if as_asked {
+            return Some(asked.to_vec());
+        }
+        let mut by_node: HashMap<usize, Vec<usize>> = HashMap::new();
+        for m in 0..self.machines.len() {
+            let machine = &self.machines[m];
+            if machine.idle && machine.flavor == flavor && self.usable(record, slot_node(m)) {
+                let on = by_node.entry(slot_node(m)).or_default();
+                on.push(m);
+                if on.len() == width {
+                    return Some(std::mem::take(on));
+                }
+            }
+        }
+        None
+    }
+
     /// Whether snapshot record `record` may run on node `node`.
     pub(super) fn usable(&self, record: usize, node: usize) -> bool {
         self.snap.pending[record]
@@ -234,6 +283,31 @@ impl<'s> SnapshotView<'s> {
             .as_ref()
             .is_none_or(|nodes| nodes.contains(&node))
     }
+}
+
+/// The model's slots as the policy's machines. A machine's node is its
+/// (flavor, node) pair: a gang takes slots of one flavor on one node.
+fn machines(model: &SlotModel, now: f64) -> Vec<MachineView> {
+    let mut groups: HashMap<(usize, usize), usize> = HashMap::new();
+    model
+        .slots
+        .iter()
+        .map(|s| {
+            let next = groups.len();
+            MachineView {
+                flavor: s.flavor,
+                node: *groups.entry((s.flavor, s.node)).or_insert(next),
+                free_at: now,
+                idle: true,
+            }
+        })
+        .collect()
+}
+
+/// The slots a pending job takes at once: the GPUs it asked for on one
+/// node (on a CPU flavor, or with none asked, one slot).
+fn width_of(job: &JobInfo) -> Width {
+    Width::new(job.gpus.max(1) as usize, 1).unwrap_or(Width::ONE)
 }
 
 /// Per node that offers slots to more than one partition, the CPUs no job
@@ -305,8 +379,8 @@ impl Driver for SnapshotView<'_> {
         })
     }
 
-    /// Takes each start the policy asked for that still fits; the others
-    /// leave their jobs out of this plan.
+    /// Takes each start the policy asked for that still fits (a gang's
+    /// slots all together); the others leave their jobs out of this plan.
     fn apply(&mut self, decided: Vec<Start>) -> Result<(), Infallible> {
         let mut index_of: HashMap<usize, usize> = self
             .pending
@@ -314,35 +388,31 @@ impl Driver for SnapshotView<'_> {
             .enumerate()
             .map(|(i, p)| (p.id, i))
             .collect();
+        // A gang's starts come together, one per slot.
+        let mut asked: Vec<(usize, Vec<usize>)> = Vec::new();
         for s in decided {
-            let Some(p) = index_of.remove(&s.job) else {
+            match asked.iter_mut().find(|(job, _)| *job == s.job) {
+                Some((_, machines)) => machines.push(s.machine),
+                None => asked.push((s.job, vec![s.machine])),
+            }
+        }
+        for (id, machines) in asked {
+            let Some(p) = index_of.remove(&id) else {
                 continue;
             };
             if let Some(last) = self.pending.last().filter(|_| p + 1 < self.pending.len()) {
                 index_of.insert(last.id, p); // swap_remove moves it to p
             }
-            let record = self.record_of[&s.job];
-            let flavor = self.machines[s.machine].flavor;
-            // The matching knows flavors, not the nodes a job may use
-            // (--exclude, --nodelist): take an idle slot of the same
-            // flavor on a usable node, or let the job wait this round.
-            let machine = if self.usable(record, self.model.slots[s.machine].node) {
-                Some(s.machine)
-            } else {
-                (0..self.machines.len()).find(|&m| {
-                    self.machines[m].idle
-                        && self.machines[m].flavor == flavor
-                        && self.usable(record, self.model.slots[m].node)
-                })
-            };
             let job = self.pending.swap_remove(p);
-            let (Some(machine), Some(length)) = (machine, job.estimates[flavor]) else {
+            let record = self.record_of[&id];
+            let Some(machines) = self.placement(record, &job, &machines) else {
                 continue;
             };
-            if !self.machines[machine].idle {
+            let flavor = self.machines[machines[0]].flavor;
+            let Some(length) = job.estimates[flavor] else {
                 continue;
-            }
-            let node = self.model.slots[machine].node;
+            };
+            let node = self.model.slots[machines[0]].node;
             if let Some(left) = self.shared_cpus_left.get_mut(&node) {
                 let need = self.snap.pending[record].cpus.max(1);
                 if *left < need {
@@ -350,16 +420,18 @@ impl Driver for SnapshotView<'_> {
                 }
                 *left -= need;
             }
-            self.machines[machine].idle = false;
-            self.machines[machine].free_at = self.snap.now + length;
-            self.running.push(RunningJob {
-                id: job.id,
-                user: job.user,
-                machine,
-                started: self.snap.now,
-                estimates: job.estimates,
-            });
-            self.starts.entry(record).or_default().push(machine);
+            for &machine in &machines {
+                self.machines[machine].idle = false;
+                self.machines[machine].free_at = self.snap.now + length;
+                self.running.push(RunningJob {
+                    id: job.id,
+                    user: job.user,
+                    machine,
+                    started: self.snap.now,
+                    estimates: job.estimates.clone(),
+                });
+            }
+            self.starts.entry(record).or_default().push(machines);
         }
         Ok(())
     }
