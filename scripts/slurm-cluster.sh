@@ -20,6 +20,9 @@
 #   --cpu-nodes N --cpus C     CPU nodes and CPUs per CPU node (2, 4)
 #   --gpu-nodes N --gpus G     GPU nodes and GPUs per GPU node (2, 2)
 #   --gpu-node-cpus C          CPUs per GPU node (default: G)
+#   --gpu-types T1,T2,...      GPU node gi has GPUs of type T((i-1) mod n)
+#                              (Gres=gpu:T:G, gres.conf Type=T) and the
+#                              feature T; default untyped
 #   --sched-params P    SchedulerParameters (default empty)
 #   --fairmatch-conf F  copied to DIR/fairmatch.conf
 #   --licenses L        Licenses= (e.g. lic:1), cluster-local licenses
@@ -136,7 +139,7 @@ fi
 
 sched=sched/fairmatch plugin_dir="" cpu_nodes=2 cpus=4 gpu_nodes=2 gpus=2 gpu_node_cpus=""
 sched_params="" fairmatch_conf="" licenses="" memory="" accounting=""
-slurmd_timeout="" cred_expire="" conf_lines=()
+slurmd_timeout="" cred_expire="" conf_lines=() gpu_types=""
 while [ $# -gt 0 ]; do
     case $1 in
         --sched) sched=$2 ;;
@@ -146,6 +149,7 @@ while [ $# -gt 0 ]; do
         --gpu-nodes) gpu_nodes=$2 ;;
         --gpus) gpus=$2 ;;
         --gpu-node-cpus) gpu_node_cpus=$2 ;;
+        --gpu-types) gpu_types=$2 ;;
         --sched-params) sched_params=$2 ;;
         --fairmatch-conf) fairmatch_conf=$2 ;;
         --licenses) licenses=$2 ;;
@@ -226,12 +230,18 @@ for i in $(seq "$cpu_nodes"); do
     cpu_list+="${cpu_list:+,}c$i"
     port=$((port + 1))
 done
+IFS=, read -r -a types <<< "$gpu_types"
 for i in $(seq "$gpu_nodes"); do
-    nodes+="NodeName=g$i NodeHostname=localhost Port=$port CPUs=$gpu_node_cpus Gres=gpu:$gpus State=UNKNOWN"$'\n'
+    type="" features=""
+    if [ ${#types[@]} -gt 0 ]; then
+        type=${types[$(( (i - 1) % ${#types[@]} ))]}
+        features=" Features=$type"
+    fi
+    nodes+="NodeName=g$i NodeHostname=localhost Port=$port CPUs=$gpu_node_cpus Gres=gpu:${type:+$type:}$gpus$features State=UNKNOWN"$'\n'
     gpu_list+="${gpu_list:+,}g$i"
     for k in $(seq 0 $((gpus - 1))); do
         : > "$dir/dev/gpu-g$i-$k"
-        gres+="NodeName=g$i Name=gpu File=$dir/dev/gpu-g$i-$k"$'\n'
+        gres+="NodeName=g$i Name=gpu${type:+ Type=$type} File=$dir/dev/gpu-g$i-$k"$'\n'
     done
     port=$((port + 1))
 done

@@ -84,15 +84,22 @@ pub struct Record {
     pub node: String,
     pub start: f64,
     pub end: f64,
+    /// The GPUs Slurm gave the job on its node (`SLURM_GPUS_ON_NODE`;
+    /// the test cluster's fake GPUs set no `CUDA_VISIBLE_DEVICES`).
+    pub gpus: u32,
 }
 
 const JOB_SCRIPT: &str = r#"#!/bin/bash
 # usage: job.sh RECORD_DIR GPU_SECONDS OTHER_SECONDS
+# FM_NODE_SECONDS="g1=2.5 g2=7" sets the time per node instead.
 start=$(date +%s.%N)
 echo "$start" >> "$1/runs-$SLURM_JOB_ID"
 case "$SLURM_JOB_PARTITION" in gpu) d=$2 ;; *) d=$3 ;; esac
+for kv in ${FM_NODE_SECONDS:-}; do
+    [ "${kv%%=*}" = "$SLURMD_NODENAME" ] && d=${kv#*=}
+done
 sleep "$d"
-echo "$SLURM_JOB_PARTITION $SLURMD_NODENAME $start $(date +%s.%N)" > "$1/rec-$SLURM_JOB_ID"
+echo "$SLURM_JOB_PARTITION $SLURMD_NODENAME $start $(date +%s.%N) ${SLURM_GPUS_ON_NODE:-0}" > "$1/rec-$SLURM_JOB_ID"
 "#;
 
 impl Cluster {
@@ -142,8 +149,20 @@ impl Cluster {
 
     /// Submits the sleeper; returns the job id.
     pub fn submit(&self, args: &[&str], gpu_seconds: f64, other_seconds: f64) -> u32 {
+        self.submit_env(args, &[], gpu_seconds, other_seconds)
+    }
+
+    /// As [`Cluster::submit`], with `env` exported to the job.
+    pub fn submit_env(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+        gpu_seconds: f64,
+        other_seconds: f64,
+    ) -> u32 {
         let out = run(self
             .cmd("sbatch")
+            .envs(env.iter().copied())
             .arg("--parsable")
             .args(["-o", "/dev/null", "-e", "/dev/null"])
             .args(args)
@@ -249,6 +268,7 @@ impl Cluster {
             node: f[1].to_string(),
             start: f[2].parse().unwrap(),
             end: f[3].parse().unwrap(),
+            gpus: f.get(4).and_then(|g| g.parse().ok()).unwrap_or(0),
         }
     }
 

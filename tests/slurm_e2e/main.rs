@@ -9,6 +9,7 @@ mod reliability;
 mod scale;
 mod shared_cluster;
 mod slurm_rules;
+mod typed_gpus;
 mod versions;
 
 use fairmatch::bundled::Bundled;
