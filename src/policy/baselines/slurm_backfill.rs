@@ -7,9 +7,16 @@
 //! reservation (EASY backfill, the textbook variant); `conservative` holds
 //! one for each of the first [`BF_MAX_JOB_TEST`] jobs, as Slurm's backfill
 //! plans every job it tests, and none beyond [`BF_WINDOW`]. Either tests
-//! only the first [`BF_MAX_JOB_TEST`] jobs of the queue per decision, as
+//! only the first [`BF_MAX_JOB_TEST`] jobs of the queue per pass, as
 //! Slurm's backfill does per cycle. Gangs take whole nodes' worth of slots as
 //! their width asks (best fit), via [`crate::policy::gang_plan`].
+//!
+//! As in Slurm, that pass runs every [`BF_INTERVAL`] seconds; at the
+//! events in between, Slurm's main scheduler runs: jobs in priority order,
+//! each started where it starts now, up to the first that cannot start
+//! now (the reservations of the last pass are then held by that job being
+//! first: nothing passes it). Planning every job at every event would also
+//! cost `O(queue x reservations)` per event, beyond a full Philly trace.
 
 use super::{by_arrival, PendingJob, Policy, PolicyError, Start, View};
 use crate::policy::gang_plan::{self, Placement, Schedule};
@@ -21,26 +28,71 @@ pub const BF_MAX_JOB_TEST: usize = 500;
 /// a job that cannot start within it holds no reservation.
 pub const BF_WINDOW: f64 = 86_400.0;
 
+/// Seconds between two backfill passes (`bf_interval`'s default).
+pub const BF_INTERVAL: f64 = 30.0;
+
 /// Slurm's backfill; see the module's description.
 #[derive(Clone, Debug)]
 pub struct SlurmBackfill {
-    /// Reservations held per decision: 1 for EASY, [`BF_MAX_JOB_TEST`]
-    /// for conservative.
+    /// Reservations held per pass: 1 for EASY, [`BF_MAX_JOB_TEST`] for
+    /// conservative.
     reservations: usize,
+    /// When the last backfill pass ran.
+    last_pass: Option<f64>,
 }
 
 impl SlurmBackfill {
     /// EASY backfill: only the first job that cannot start reserves.
     pub fn easy() -> Self {
-        SlurmBackfill { reservations: 1 }
+        SlurmBackfill {
+            reservations: 1,
+            last_pass: None,
+        }
     }
 
     /// Every tested job reserves, as Slurm's `sched/backfill` plans them.
     pub fn conservative() -> Self {
         SlurmBackfill {
             reservations: BF_MAX_JOB_TEST,
+            last_pass: None,
         }
     }
+
+    /// Slurm's main scheduler: in priority order, each job where it
+    /// starts now (fastest flavor first), up to the first that cannot.
+    fn main_pass(view: &View<'_>) -> Vec<Start> {
+        let (nodes, idle) = gang_plan::view_nodes(view);
+        let mut schedule = Schedule::new(&nodes, view.flavors.len());
+        let order: Vec<&PendingJob> = by_arrival(view.pending);
+        let mut placed: Vec<Placement> = Vec::new();
+        for (i, job) in order.iter().enumerate() {
+            let Some((p, on)) = start_now(&schedule, job) else {
+                break;
+            };
+            schedule.hold(&on, job.width, 0.0, p);
+            placed.push(Placement {
+                job: i,
+                nodes: on,
+                start: 0.0,
+                end: p,
+            });
+        }
+        gang_plan::starts_now(&placed, &order, &idle)
+    }
+}
+
+/// Where `job` starts now on `schedule`, fastest flavor first (ties: the
+/// lower flavor): its run time there and its nodes.
+fn start_now(schedule: &Schedule, job: &PendingJob) -> Option<(f64, Vec<usize>)> {
+    job.estimates
+        .iter()
+        .enumerate()
+        .filter_map(|(f, p)| {
+            let p = (*p)?;
+            Some((p, f, schedule.fit_at(f, job.width, 0.0, p)?))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+        .map(|(p, _, on)| (p, on))
 }
 
 impl Policy for SlurmBackfill {
@@ -56,6 +108,10 @@ impl Policy for SlurmBackfill {
         if view.idle_machines().next().is_none() {
             return Ok(Vec::new());
         }
+        if self.last_pass.is_some_and(|t| view.now < t + BF_INTERVAL) {
+            return Ok(Self::main_pass(view));
+        }
+        self.last_pass = Some(view.now);
         let (nodes, idle) = gang_plan::view_nodes(view);
         let mut free: usize = idle.iter().map(Vec::len).sum();
         let mut schedule = Schedule::new(&nodes, view.flavors.len());
@@ -66,20 +122,10 @@ impl Policy for SlurmBackfill {
             if (free == 0 && reserved >= self.reservations) || i >= BF_MAX_JOB_TEST {
                 break;
             }
-            // Where it starts now, fastest first (ties: the lower flavor).
-            let now = job
-                .estimates
-                .iter()
-                .enumerate()
-                .filter_map(|(f, p)| {
-                    let p = (*p)?;
-                    if free < job.width.slots() {
-                        return None;
-                    }
-                    Some((p, f, schedule.fit_at(f, job.width, 0.0, p)?))
-                })
-                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            if let Some((p, _, on)) = now {
+            let now = (free >= job.width.slots())
+                .then(|| start_now(&schedule, job))
+                .flatten();
+            if let Some((p, on)) = now {
                 schedule.hold(&on, job.width, 0.0, p);
                 free -= job.width.slots();
                 placed.push(Placement {
@@ -116,6 +162,11 @@ impl Policy for SlurmBackfill {
             }
         }
         Ok(gang_plan::starts_now(&placed, &order, &idle))
+    }
+
+    fn wake_at(&self, view: &View<'_>) -> Option<f64> {
+        let next = self.last_pass? + BF_INTERVAL;
+        (!view.pending.is_empty() && next > view.now).then_some(next)
     }
 }
 
@@ -160,5 +211,41 @@ mod tests {
                 .unwrap();
             assert_eq!(starts, vec![Start { job: 2, machine: 1 }]);
         }
+    }
+
+    #[test]
+    fn between_passes_nothing_passes_the_first_job_that_cannot_start() {
+        // As above; a pass ran 10 s ago. Slurm's main scheduler stops at
+        // job 0, so job 2 waits for the next pass, which is asked for.
+        let (flavors, mut machines) = two_flavors(2, 0);
+        machines[0].idle = false;
+        machines[0].free_at = 60.0;
+        let mut jobs = vec![
+            pending(0, 0, 0.0, [Some(40.0), None]),
+            pending(2, 1, 2.0, [Some(30.0), None]),
+        ];
+        jobs[0].width = crate::model::Width::new(1, 2).unwrap();
+        let mut policy = SlurmBackfill::conservative();
+        policy.last_pass = Some(0.0);
+        let v = view(&flavors, &machines, &jobs, &[]);
+        assert_eq!(policy.decide(&v).unwrap(), vec![]);
+        assert_eq!(policy.wake_at(&v), Some(BF_INTERVAL));
+        // At the pass, job 2 backfills.
+        let at_pass = View {
+            now: BF_INTERVAL,
+            ..v
+        };
+        assert_eq!(
+            policy.decide(&at_pass).unwrap(),
+            vec![Start { job: 2, machine: 1 }]
+        );
+        // Between passes, jobs start in order while they fit.
+        jobs[0].width = crate::model::Width::ONE;
+        let v = view(&flavors, &machines, &jobs, &[]);
+        policy.last_pass = Some(0.0);
+        assert_eq!(
+            policy.decide(&v).unwrap(),
+            vec![Start { job: 0, machine: 1 }]
+        );
     }
 }
