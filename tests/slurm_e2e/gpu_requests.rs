@@ -9,7 +9,7 @@ use std::time::Duration;
 /// What one request must end with.
 struct Case {
     args: &'static [&'static str],
-    /// GPUs on the batch node.
+    /// GPUs in all (on one node, for the modelled ones).
     gpus: u32,
     /// The node type it must run on, if the request names one.
     gpu_type: Option<&'static str>,
@@ -62,17 +62,41 @@ const CASES: &[Case] = &[
     },
     Case {
         args: &["-N2", "--gpus-per-node=1"],
-        gpus: 1,
+        gpus: 2,
         gpu_type: None,
         modelled: false,
     },
 ];
 
+/// GPUs in all in `scontrol show job -d`'s `JOB_GRES`
+/// (`gpu:a100:1(IDX:0),gpu:v100:1(IDX:0)`).
+fn gpus_held(job_gres: &str) -> u32 {
+    job_gres
+        .split(',')
+        .filter_map(|entry| {
+            let entry = entry.split('(').next()?.trim();
+            entry
+                .strip_prefix("gpu:")?
+                .rsplit(':')
+                .next()?
+                .parse::<u32>()
+                .ok()
+        })
+        .sum()
+}
+
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn gpu_requests_get_what_slurm_would_give() {
     let c = Cluster::start(
-        &["--gpu-nodes", "2", "--gpus", "4", "--gpu-types", "a100,v100"],
+        &[
+            "--gpu-nodes",
+            "2",
+            "--gpus",
+            "4",
+            "--gpu-types",
+            "a100,v100",
+        ],
         FAST,
     );
     // The hint makes a100 the faster type: a job that names v100 (or
@@ -94,7 +118,11 @@ fn gpu_requests_get_what_slurm_would_give() {
         assert_eq!(job["JobState"], "COMPLETED", "{:?}: {job:?}", case.args);
         assert_eq!(c.runs(id), 1, "{:?}", case.args);
         let record = c.record(id);
-        assert_eq!(record.gpus, case.gpus, "{:?}: {job:?}", case.args);
+        let held = gpus_held(&job["JOB_GRES"]);
+        assert_eq!(held, case.gpus, "{:?}: {job:?}", case.args);
+        if case.modelled {
+            assert_eq!(record.gpus, case.gpus, "{:?}: one node", case.args);
+        }
         let node_type = if record.node == "g1" { "a100" } else { "v100" };
         if let Some(t) = case.gpu_type {
             assert_eq!(node_type, t, "{:?} ran on {}", case.args, record.node);

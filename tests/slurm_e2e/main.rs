@@ -4,6 +4,7 @@
 //! scripts/test.sh installs everything and runs them with `--ignored`.
 
 mod bench;
+mod gpu_requests;
 mod harness;
 mod reliability;
 mod scale;

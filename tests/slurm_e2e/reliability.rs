@@ -219,15 +219,24 @@ fn settle_endings(c: &Cluster, jobs: &[(u32, f64, f64)]) {
 /// 24 single-node hinted jobs from 3 users on 12 slots (about three
 /// waves), with the controller restarted 4 times: SIGTERM as the first
 /// wave is being started, SIGKILL while it runs, SIGTERM as jobs finish and
-/// the next ones start, SIGKILL again.
+/// the next ones start, SIGKILL again. The two GPU nodes are of two types;
+/// every fourth job takes a whole GPU node (`--gres=gpu:2`) and every
+/// sixth from the second asks for one a100 (`--gres=gpu:a100:1`).
 fn restart_scenario(sched: &str) -> (Tally, Cluster) {
-    let c = Cluster::start(&["--sched", sched], FAST);
+    let c = Cluster::start(&["--sched", sched, "--gpu-types", "a100,v100"], FAST);
     let jobs: Vec<(u32, f64, f64)> = (0..24)
         .map(|i| {
             let g = 2.0 + (i * 7 % 5) as f64 * 0.5;
             let k = g * 1.5;
             let account = format!("--account=user{}", i % 3);
-            let id = c.submit(&[&account, "-p", "cpu,gpu", "--comment", &hint(g, k)], g, k);
+            let hint = hint(g, k);
+            let mut args = vec![account.as_str(), "--comment", &hint];
+            match i {
+                _ if i % 4 == 3 => args.extend(["-p", "gpu", "--gres=gpu:2"]),
+                _ if i % 6 == 1 => args.extend(["-p", "gpu", "--gres=gpu:a100:1"]),
+                _ => args.extend(["-p", "cpu,gpu"]),
+            }
+            let id = c.submit(&args, g, k);
             (id, g, k)
         })
         .collect();
@@ -525,6 +534,8 @@ fn burst_scenario(sched: &str, n: usize) -> (Burst, Cluster) {
             sched,
             "--cpus",
             "8",
+            "--gpu-types",
+            "a100,v100",
             "--conf-line",
             "MaxJobCount=50000",
             "--conf-line",
@@ -547,7 +558,13 @@ fn burst_scenario(sched: &str, n: usize) -> (Burst, Cluster) {
                     let account = format!("--account=user{w}");
                     (0..n / 4 + usize::from(w < n % 4))
                         .map(|i| {
-                            let mut args = vec![account.as_str(), "-p", "cpu,gpu"];
+                            // One job in ten takes a whole GPU node,
+                            // one in ten asks for one a100.
+                            let mut args = match i % 10 {
+                                5 => vec![account.as_str(), "-p", "gpu", "--gres=gpu:2"],
+                                7 => vec![account.as_str(), "-p", "gpu", "--gres=gpu:a100:1"],
+                                _ => vec![account.as_str(), "-p", "cpu,gpu"],
+                            };
                             let comment = hint(0.0, 0.0);
                             if i % 2 == 0 {
                                 args.extend(["--comment", comment.as_str()]);

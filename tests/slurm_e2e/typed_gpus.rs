@@ -4,6 +4,10 @@
 
 use super::harness::{local_time, now, Cluster, Record};
 use super::FAST;
+use fairmatch::metrics::JobOutcome;
+use fairmatch::model::{Cluster as SimCluster, Flavor, Job, Scenario, User, Width, Workload};
+use fairmatch::policy::baselines::slurm_backfill::SlurmBackfill;
+use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
 use std::time::Duration;
 
 /// Seconds per unit of the jobs' run times.
@@ -138,6 +142,53 @@ fn run(sched: &str, users: Users) -> Run {
     }
 }
 
+/// The simulator's `slurm-backfill` on the `PinFastLimited` run's jobs,
+/// told what real backfill knows (each job's `-t1`: 60 s wherever it may
+/// run), with backfill passes every second as the cluster's
+/// `bf_interval=1`, and `overhead` seconds per job for launch and
+/// completion. Outcomes in submission order.
+fn backfill_twin(overhead: f64) -> Vec<JobOutcome> {
+    let jobs = ORDER
+        .chars()
+        .enumerate()
+        .map(|(i, k)| {
+            let (width, fast, slow) = class(k);
+            let anywhere = fast >= slow;
+            Job {
+                name: format!("{k}{i}"),
+                user: 0,
+                arrival: 0.0,
+                durations: vec![Some(fast * UNIT), anywhere.then_some(slow * UNIT)],
+                estimates: vec![Some(60.0), anywhere.then_some(60.0)],
+                width: Width::new(width as usize, 1).unwrap(),
+            }
+        })
+        .collect();
+    let node = |name: &str| Flavor {
+        name: name.into(),
+        slots: 4,
+        per_node: 4,
+    };
+    let scenario = Scenario {
+        cluster: SimCluster {
+            flavors: vec![node("a100"), node("v100")],
+        },
+        workload: Workload {
+            users: vec![User::new("u", 1.0).unwrap()],
+            jobs,
+        },
+    };
+    let mut policy = SlurmBackfill::conservative().with_interval(1.0);
+    let options = SimOptions {
+        estimates: EstimateSource::Input,
+        profile: Profiling::Off,
+        job_overhead: overhead,
+    };
+    sim::simulate(&scenario, &mut policy, &options, &mut |_| {})
+        .unwrap()
+        .jobs
+}
+
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn two_gpu_types_and_wide_jobs_beside_backfill() {
@@ -160,6 +211,23 @@ fn two_gpu_types_and_wide_jobs_beside_backfill() {
             r.avg(),
             r.avg() / best_backfill,
             r.narrow_on_fast()
+        );
+    }
+    // Slurm's backfill beside its model in the simulator.
+    let limited = &runs[2];
+    for overhead in [0.0, 0.5] {
+        let twin = backfill_twin(overhead);
+        let avg = twin.iter().map(JobOutcome::jct).sum::<f64>() / twin.len() as f64;
+        let same_node = twin
+            .iter()
+            .zip(&limited.jobs)
+            .filter(|(t, (_, r))| (t.flavor == 0) == (r.node == "g1"))
+            .count();
+        println!(
+            "simulator's slurm-backfill, {overhead} s/job overhead: avg JCT {avg:.1} s \
+             (real {:.1} s, {:+.0}%), {same_node}/24 jobs on the same node",
+            limited.avg(),
+            100.0 * (limited.avg() / avg - 1.0)
         );
     }
     let fairmatch = &runs[3];

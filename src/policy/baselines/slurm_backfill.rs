@@ -37,6 +37,8 @@ pub struct SlurmBackfill {
     /// Reservations held per pass: 1 for EASY, [`BF_MAX_JOB_TEST`] for
     /// conservative.
     reservations: usize,
+    /// Seconds between two backfill passes.
+    interval: f64,
     /// When the last backfill pass ran.
     last_pass: Option<f64>,
 }
@@ -46,6 +48,7 @@ impl SlurmBackfill {
     pub fn easy() -> Self {
         SlurmBackfill {
             reservations: 1,
+            interval: BF_INTERVAL,
             last_pass: None,
         }
     }
@@ -54,7 +57,16 @@ impl SlurmBackfill {
     pub fn conservative() -> Self {
         SlurmBackfill {
             reservations: BF_MAX_JOB_TEST,
+            interval: BF_INTERVAL,
             last_pass: None,
+        }
+    }
+
+    /// The same with backfill passes every `seconds` (`bf_interval`).
+    pub fn with_interval(self, seconds: f64) -> Self {
+        SlurmBackfill {
+            interval: seconds,
+            ..self
         }
     }
 
@@ -108,7 +120,7 @@ impl Policy for SlurmBackfill {
         if view.idle_machines().next().is_none() {
             return Ok(Vec::new());
         }
-        if self.last_pass.is_some_and(|t| view.now < t + BF_INTERVAL) {
+        if self.last_pass.is_some_and(|t| view.now < t + self.interval) {
             return Ok(Self::main_pass(view));
         }
         self.last_pass = Some(view.now);
@@ -165,7 +177,7 @@ impl Policy for SlurmBackfill {
     }
 
     fn wake_at(&self, view: &View<'_>) -> Option<f64> {
-        let next = self.last_pass? + BF_INTERVAL;
+        let next = self.last_pass? + self.interval;
         (!view.pending.is_empty() && next > view.now).then_some(next)
     }
 }
