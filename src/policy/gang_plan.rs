@@ -24,6 +24,7 @@
 use super::{PendingJob, Start, View};
 use crate::model::Width;
 use crate::solver::{self, Instance, Machine, SolveError, SolverKind};
+use std::borrow::Cow;
 
 /// The jobs at the head of the relaxed order that local search reorders
 /// in each decision.
@@ -69,44 +70,97 @@ pub struct Placement {
     pub end: f64,
 }
 
-/// Slots in use on one node over time: the plan's intervals.
+/// Slots in use on one node over time: its busy slots (each held from now
+/// until it frees) and the plan's intervals.
 #[derive(Clone, Debug, Default)]
-struct Profile {
-    /// `(start, end, slots)`.
+struct Profile<'a> {
+    /// When each busy slot frees, ascending: the node's own list when it
+    /// is sorted already ([`view_nodes`] sorts it), so that a schedule,
+    /// built hundreds of times per decision, copies nothing.
+    busy: Cow<'a, [f64]>,
+    /// `(start, end, slots)` placed by the plan.
     used: Vec<(f64, f64, usize)>,
 }
 
-impl Profile {
-    /// Most slots in use at any time in `[from, to)`: a sweep over the
-    /// intervals that overlap it, ends before starts at one instant (the
-    /// intervals are half-open).
+impl<'a> Profile<'a> {
+    fn new(busy_until: &'a [f64]) -> Self {
+        let busy = if busy_until.is_sorted_by(|a, b| a <= b) {
+            Cow::Borrowed(busy_until)
+        } else {
+            let mut busy = busy_until.to_vec();
+            busy.sort_by(f64::total_cmp);
+            Cow::Owned(busy)
+        };
+        Profile {
+            busy,
+            used: Vec::new(),
+        }
+    }
+
+    /// Slots in use at `c >= 0`.
+    fn load_at(&self, c: f64) -> usize {
+        let busy = self.busy.len() - self.busy.partition_point(|&e| e <= c);
+        busy + self
+            .used
+            .iter()
+            .filter(|&&(s, e, _)| s <= c && c < e)
+            .map(|&(_, _, n)| n)
+            .sum::<usize>()
+    }
+
+    /// Most slots in use at any time in `[from, to)`, `from >= 0`. The
+    /// load only rises where an interval starts, so the peak is the load
+    /// at `from` or at a start inside the window (busy slots start at 0).
     fn peak(&self, from: f64, to: f64) -> usize {
         // A job of no length still needs its slots free at its start.
         if to <= from {
-            return self
+            return self.load_at(from);
+        }
+        self.used
+            .iter()
+            .filter(|&&(s, _, _)| from < s && s < to)
+            .map(|&(s, _, _)| self.load_at(s))
+            .fold(self.load_at(from), usize::max)
+    }
+
+    /// Whether at most `limit` slots are in use at any time in `[from,
+    /// from + p)`, `p > 0`: [`Profile::peak`] with an early exit.
+    fn at_most(&self, from: f64, p: f64, limit: usize) -> bool {
+        let to = from + p;
+        self.load_at(from) <= limit
+            && self
                 .used
                 .iter()
-                .filter(|&&(s, e, _)| s <= from && from < e)
-                .map(|&(_, _, n)| n)
-                .sum();
+                .all(|&(s, _, _)| !(from < s && s < to) || self.load_at(s) <= limit)
+    }
+
+    /// The earliest `t` before `bound` (0, or an end of one of its
+    /// intervals: only there can its load drop) at which `need` of `slots`
+    /// are free over `[t, t + p)`, `p > 0`; else `bound`.
+    fn earliest_before(&self, slots: usize, need: usize, p: f64, bound: f64) -> f64 {
+        let Some(limit) = slots.checked_sub(need) else {
+            return bound;
+        };
+        if self.used.is_empty() {
+            // Only busy slots: the load only falls, and fits from the end
+            // that leaves `limit` busy.
+            let t = match self.busy.len().checked_sub(limit + 1) {
+                Some(k) => self.busy[k],
+                None => 0.0,
+            };
+            return t.min(bound);
         }
-        let mut events: Vec<(f64, i64)> = Vec::new();
-        for &(s, e, n) in &self.used {
-            if s < to && e > from {
-                events.push((s.max(from), n as i64));
-                events.push((e, -(n as i64)));
+        if bound > 0.0 && self.at_most(0.0, p, limit) {
+            return 0.0;
+        }
+        let mut best = bound;
+        let ends = self.busy.iter().copied();
+        for e in ends.chain(self.used.iter().map(|&(_, e, _)| e)) {
+            if e < best && self.at_most(e, p, limit) {
+                best = e;
             }
         }
-        events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let (mut now, mut peak) = (0i64, 0i64);
-        for (t, d) in events {
-            if t >= to {
-                break;
-            }
-            now += d;
-            peak = peak.max(now);
-        }
-        peak.max(0) as usize
+        best
     }
 }
 
@@ -178,7 +232,7 @@ fn slot_instance(
 /// The serial schedule: the nodes' profiles and what has been placed.
 pub struct Schedule<'a> {
     nodes: &'a [PlanNode],
-    profiles: Vec<Profile>,
+    profiles: Vec<Profile<'a>>,
     /// Per flavor, its nodes.
     by_flavor: Vec<Vec<usize>>,
 }
@@ -192,9 +246,7 @@ impl<'a> Schedule<'a> {
             .enumerate()
             .map(|(i, n)| {
                 by_flavor[n.flavor].push(i);
-                Profile {
-                    used: n.busy_until.iter().map(|&t| (0.0, t, 1)).collect(),
-                }
+                Profile::new(&n.busy_until)
             })
             .collect();
         Schedule {
@@ -224,6 +276,20 @@ impl<'a> Schedule<'a> {
     /// The nodes a gang of `width` and time `p` would take on `flavor` at
     /// `t` (best fit), if it fits there. Places nothing.
     pub fn fit_at(&self, flavor: usize, width: Width, t: f64, p: f64) -> Option<Vec<usize>> {
+        if width.nodes == 1 {
+            // The fullest node that fits, without sorting them all.
+            let p = p.max(SHORTEST_HOLD);
+            return self.by_flavor[flavor]
+                .iter()
+                .filter_map(|&n| {
+                    let free = self.nodes[n]
+                        .slots
+                        .saturating_sub(self.profiles[n].peak(t, t + p));
+                    (free >= width.per_node).then_some((free, n))
+                })
+                .min()
+                .map(|(_, n)| vec![n]);
+        }
         let mut nodes = self.fitting_at(flavor, width, t, p);
         (nodes.len() >= width.nodes).then(|| {
             nodes.truncate(width.nodes);
@@ -234,11 +300,7 @@ impl<'a> Schedule<'a> {
     /// Places `job` of `width` and time `p` on `flavor` at `t` if its gang
     /// fits there; returns its nodes.
     pub fn place_at(&mut self, flavor: usize, width: Width, p: f64, t: f64) -> Option<Vec<usize>> {
-        let mut nodes = self.fitting_at(flavor, width, t, p);
-        if nodes.len() < width.nodes {
-            return None;
-        }
-        nodes.truncate(width.nodes);
+        let nodes = self.fit_at(flavor, width, t, p)?;
         for &n in &nodes {
             self.profiles[n]
                 .used
@@ -258,9 +320,39 @@ impl<'a> Schedule<'a> {
         if big_enough < width.nodes {
             return None;
         }
-        let mut times: Vec<f64> = vec![0.0];
+        if width.nodes == 1 {
+            // One node: the soonest any node fits, each from its own
+            // intervals (where its load drops), then best fit then.
+            let p = p.max(SHORTEST_HOLD);
+            let mut t = f64::INFINITY;
+            for &n in &self.by_flavor[flavor] {
+                t = self.profiles[n].earliest_before(self.nodes[n].slots, width.per_node, p, t);
+                if t == 0.0 {
+                    break;
+                }
+            }
+            let nodes = self.fit_at(flavor, width, t, p)?;
+            return Some((t, nodes));
+        }
+        // No time before the `nodes`-th soonest any node alone fits can
+        // hold the gang: scan the times from there.
+        let held = p.max(SHORTEST_HOLD);
+        let mut firsts: Vec<f64> = self.by_flavor[flavor]
+            .iter()
+            .filter(|&&n| self.nodes[n].slots >= width.per_node)
+            .map(|&n| {
+                let slots = self.nodes[n].slots;
+                self.profiles[n].earliest_before(slots, width.per_node, held, f64::INFINITY)
+            })
+            .collect();
+        firsts.sort_by(f64::total_cmp);
+        let lower = firsts[width.nodes - 1];
+        let mut times: Vec<f64> = vec![lower];
         for &n in &self.by_flavor[flavor] {
-            times.extend(self.profiles[n].used.iter().map(|&(_, e, _)| e));
+            let profile = &self.profiles[n];
+            times.extend(profile.busy.iter().filter(|&&e| e > lower));
+            let ends = profile.used.iter().map(|&(_, e, _)| e);
+            times.extend(ends.filter(|&e| e > lower));
         }
         times.sort_by(f64::total_cmp);
         times.dedup();
@@ -330,6 +422,9 @@ pub fn view_nodes(view: &View<'_>) -> (Vec<PlanNode>, Vec<Vec<usize>>) {
         } else {
             nodes[n].busy_until.push(view.free_in(m).max(STILL_BUSY));
         }
+    }
+    for n in &mut nodes {
+        n.busy_until.sort_by(f64::total_cmp);
     }
     (nodes, idle)
 }

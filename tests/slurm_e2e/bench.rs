@@ -13,6 +13,10 @@
 //! `FAIRMATCH_BENCH_SPREAD` (seconds, default 0) spreads the run times
 //! evenly over 1 s plus or minus that much (the same for both schedulers):
 //! one-second jobs end together in waves, spread ones in a steady stream.
+//! `FAIRMATCH_BENCH_WIDE=1` gives the GPU nodes 2 GPUs (and 2 CPUs) of
+//! two types, a100 and v100 in turn (32 slots), and makes every fifth job
+//! take a whole GPU node (`-p gpu --gres=gpu:2`) and every fifth from the
+//! third ask for one a100 (`--gres=gpu:a100:1`).
 
 use crate::harness::{harness_time, now, run, Cluster};
 use std::time::Duration;
@@ -85,6 +89,9 @@ fn run_time(spread: f64, w: usize, i: usize) -> f64 {
 }
 
 fn throughput(sched: &str, n: usize, window: f64, spread: f64) -> Throughput {
+    let wide = std::env::var("FAIRMATCH_BENCH_WIDE").is_ok_and(|v| v == "1");
+    let gpus = if wide { "2" } else { "1" };
+    let types = if wide { "a100,v100" } else { "" };
     let c = Cluster::start(
         &[
             "--sched",
@@ -96,9 +103,11 @@ fn throughput(sched: &str, n: usize, window: f64, spread: f64) -> Throughput {
             "--gpu-nodes",
             "8",
             "--gpus",
-            "1",
+            gpus,
             "--gpu-node-cpus",
-            "1",
+            gpus,
+            "--gpu-types",
+            types,
             "--conf-line",
             "MaxJobCount=50000",
             "--conf-line",
@@ -116,7 +125,11 @@ fn throughput(sched: &str, n: usize, window: f64, spread: f64) -> Throughput {
                 let account = format!("--account=acct{w}");
                 let hint = "fairmatch: gpu=1s cpu=1s".to_string();
                 for i in 0..n / 4 + usize::from(w < n % 4) {
-                    let mut args = vec![account.as_str(), "-p", "cpu,gpu"];
+                    let mut args = match i % 5 {
+                        0 if wide => vec![account.as_str(), "-p", "gpu", "--gres=gpu:2"],
+                        2 if wide => vec![account.as_str(), "-p", "gpu", "--gres=gpu:a100:1"],
+                        _ => vec![account.as_str(), "-p", "cpu,gpu"],
+                    };
                     if i % 2 == 0 {
                         args.extend(["--comment", hint.as_str()]);
                     }

@@ -45,6 +45,8 @@ enum Users {
 
 struct Run {
     label: String,
+    /// The cluster's overhead per job (see [`calibrate_overhead`]).
+    overhead: f64,
     /// Per job: its class and what its script recorded.
     jobs: Vec<(char, Record)>,
     /// Seconds from the common release to each job's end.
@@ -65,6 +67,25 @@ impl Run {
     }
 }
 
+/// The platform overhead of `c` for jobs with a time limit: how much
+/// longer than its run time a job holds its GPU (launch, completion
+/// notice, the scheduler's next look). Eight GPUs run two waves of 16
+/// one-GPU 0.5 s jobs; the second wave starts one run time plus one
+/// overhead after the first.
+fn calibrate_overhead(c: &Cluster) -> f64 {
+    const D: f64 = 0.5;
+    let begin = (now() + 3.0).ceil();
+    let at = format!("--begin={}", local_time(begin));
+    let ids: Vec<u32> = (0..16)
+        .map(|_| c.submit(&[&at, "-p", "gpu", "--gres=gpu:1", "-t1"], D, D))
+        .collect();
+    c.wait_done(&ids, Duration::from_secs(60));
+    let mut starts: Vec<f64> = ids.iter().map(|&id| c.record(id).start).collect();
+    starts.sort_by(f64::total_cmp);
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    (mean(&starts[8..]) - mean(&starts[..8]) - D).max(0.0)
+}
+
 fn run(sched: &str, users: Users) -> Run {
     let c = Cluster::start(
         &[
@@ -81,6 +102,11 @@ fn run(sched: &str, users: Users) -> Run {
         ],
         FAST,
     );
+    let overhead = if users == Users::PinFastLimited {
+        calibrate_overhead(&c)
+    } else {
+        0.0
+    };
     let released = (now() + 4.0).ceil();
     let begin = format!("--begin={}", local_time(released));
     let ids: Vec<u32> = ORDER
@@ -137,6 +163,7 @@ fn run(sched: &str, users: Users) -> Run {
     let jct = jobs.iter().map(|(_, r)| r.end - released).collect();
     Run {
         label: format!("{sched} ({users:?})"),
+        overhead,
         jobs,
         jct,
     }
@@ -189,22 +216,14 @@ fn backfill_twin(overhead: f64) -> Vec<JobOutcome> {
         .jobs
 }
 
-#[test]
-#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
-fn two_gpu_types_and_wide_jobs_beside_backfill() {
-    let runs = [
-        run("sched/backfill", Users::Untyped),
-        run("sched/backfill", Users::PinFast),
-        run("sched/backfill", Users::PinFastLimited),
-        run("sched/fairmatch", Users::Untyped),
-    ];
-    let best_backfill = runs[..3].iter().map(Run::avg).fold(f64::INFINITY, f64::min);
+/// Prints the runs beside the best backfill one.
+fn show(runs: &[Run], best_backfill: f64) {
     println!("\nTwo GPU types (g1 a100, g2 v100, 4 each), 24 jobs of widths 1/2/4, unit {UNIT} s:");
     println!(
         "{:<36} {:>12} {:>16} {:>18}",
         "scheduler (users)", "avg JCT (s)", "vs best backfill", "A jobs on a100"
     );
-    for r in &runs {
+    for r in runs {
         println!(
             "{:<36} {:>12.1} {:>15.2}x {:>15}/6",
             r.label,
@@ -213,33 +232,74 @@ fn two_gpu_types_and_wide_jobs_beside_backfill() {
             r.narrow_on_fast()
         );
     }
-    // Slurm's backfill beside its model in the simulator.
-    let limited = &runs[2];
-    for overhead in [0.0, 0.5] {
-        let twin = backfill_twin(overhead);
-        let avg = twin.iter().map(JobOutcome::jct).sum::<f64>() / twin.len() as f64;
-        let same_node = twin
-            .iter()
-            .zip(&limited.jobs)
-            .filter(|(t, (_, r))| (t.flavor == 0) == (r.node == "g1"))
-            .count();
-        println!(
-            "simulator's slurm-backfill, {overhead} s/job overhead: avg JCT {avg:.1} s \
-             (real {:.1} s, {:+.0}%), {same_node}/24 jobs on the same node",
-            limited.avg(),
-            100.0 * (limited.avg() / avg - 1.0)
-        );
+}
+
+/// Slurm's backfill (the `PinFastLimited` run) beside its model in the
+/// simulator: jobs on the same node, and the model's average JCT.
+fn check_twin(limited: &Run) {
+    let twin = backfill_twin(limited.overhead);
+    let avg = twin.iter().map(JobOutcome::jct).sum::<f64>() / twin.len() as f64;
+    let same_node = twin
+        .iter()
+        .zip(&limited.jobs)
+        .filter(|(t, (_, r))| (t.flavor == 0) == (r.node == "g1"))
+        .count();
+    println!(
+        "simulator's slurm-backfill, {:.2} s/job overhead: avg JCT {avg:.1} s \
+         (real {:.1} s, {:+.0}%), {same_node}/24 jobs on the same node",
+        limited.overhead,
+        limited.avg(),
+        100.0 * (limited.avg() / avg - 1.0)
+    );
+    // The model places jobs as Slurm does (22 of 24 in every run so far)
+    // but starts them sooner: real backfill came out 1.4x to 1.8x its
+    // model's average JCT. The simulator's baseline flatters Slurm, never
+    // the reverse; 0.9 leaves room for noise.
+    assert!(
+        same_node >= 20,
+        "{same_node}/24 jobs where the model put them"
+    );
+    assert!(
+        limited.avg() >= 0.9 * avg,
+        "real backfill {:.1} s beat its model's {avg:.1} s",
+        limited.avg()
+    );
+}
+
+/// Side by side: backfill with three kinds of users, fairmatch with
+/// untyped users and hints. With `FAIRMATCH_SKIP_REFERENCE` (the 26.05
+/// run of the test command) only fairmatch runs, and only what it must do
+/// alone is checked.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn two_gpu_types_and_wide_jobs_beside_backfill() {
+    let alone = std::env::var_os("FAIRMATCH_SKIP_REFERENCE").is_some();
+    let mut runs = Vec::new();
+    if !alone {
+        runs.push(run("sched/backfill", Users::Untyped));
+        runs.push(run("sched/backfill", Users::PinFast));
+        runs.push(run("sched/backfill", Users::PinFastLimited));
     }
-    let fairmatch = &runs[3];
+    runs.push(run("sched/fairmatch", Users::Untyped));
+    let best_backfill = runs[..runs.len() - 1]
+        .iter()
+        .map(Run::avg)
+        .fold(f64::INFINITY, f64::min);
+    show(&runs, best_backfill);
+    let fairmatch = runs.last().expect("fairmatch ran");
     assert_eq!(
         fairmatch.narrow_on_fast(),
         6,
         "type-sensitive 1-GPU jobs off the fast type"
     );
+    if alone {
+        return;
+    }
+    check_twin(&runs[2]);
     // A model of greedy first-fit puts fairmatch at 0.60x of the better
     // backfill run; real backfill does worse (it packs narrow jobs on g1
-    // and leaves g2 to the wide ones), and 0.7 leaves room for a noisy
-    // machine.
+    // and leaves g2 to the wide ones; 0.42x in 5 runs of 5), and 0.7
+    // leaves room for a noisy machine.
     assert!(
         fairmatch.avg() <= 0.7 * best_backfill,
         "fairmatch {:.1} s against backfill's best {best_backfill:.1} s",
