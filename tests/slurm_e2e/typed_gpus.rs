@@ -224,11 +224,16 @@ fn show(runs: &[Run], best_backfill: f64) {
         "scheduler (users)", "avg JCT (s)", "vs best backfill", "A jobs on a100"
     );
     for r in runs {
+        let ratio = if best_backfill.is_finite() {
+            format!("{:.2}x", r.avg() / best_backfill)
+        } else {
+            "-".into()
+        };
         println!(
-            "{:<36} {:>12.1} {:>15.2}x {:>15}/6",
+            "{:<36} {:>12.1} {:>16} {:>15}/6",
             r.label,
             r.avg(),
-            r.avg() / best_backfill,
+            ratio,
             r.narrow_on_fast()
         );
     }
