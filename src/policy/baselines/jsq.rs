@@ -9,6 +9,46 @@
 
 use super::{by_arrival, gang_starts, PendingJob, Policy, PolicyError, Start, View};
 use crate::ordered::TotalF64;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Per flavor, its machines by when their queues empty (soonest first,
+/// then the lower machine): a job's best machine on a flavor is that
+/// flavor's soonest, since its run time is the same on all of them. Lazy:
+/// a machine's entry is stale once its queue grew.
+struct Queues {
+    ready: Vec<f64>,
+    heaps: Vec<BinaryHeap<Reverse<(TotalF64, usize)>>>,
+}
+
+impl Queues {
+    fn new(view: &View<'_>) -> Self {
+        let ready: Vec<f64> = (0..view.machines.len()).map(|m| view.free_in(m)).collect();
+        let mut heaps = vec![BinaryHeap::new(); view.flavors.len()];
+        for (m, mv) in view.machines.iter().enumerate() {
+            heaps[mv.flavor].push(Reverse((TotalF64(ready[m]), m)));
+        }
+        Queues { ready, heaps }
+    }
+
+    /// The machine of `flavor` whose queue empties first, and when.
+    fn soonest(&mut self, flavor: usize) -> Option<(f64, usize)> {
+        let heap = &mut self.heaps[flavor];
+        while let Some(&Reverse((TotalF64(r), m))) = heap.peek() {
+            if r == self.ready[m] {
+                return Some((r, m));
+            }
+            heap.pop();
+        }
+        None
+    }
+
+    /// Machine `m` (of `flavor`) is busy until `t`.
+    fn extend(&mut self, m: usize, flavor: usize, t: f64) {
+        self.ready[m] = t;
+        self.heaps[flavor].push(Reverse((TotalF64(t), m)));
+    }
+}
 
 /// Join the shortest queue; see the module's description.
 #[derive(Clone, Debug, Default)]
@@ -20,7 +60,7 @@ impl Policy for Jsq {
     }
 
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
-        let mut ready: Vec<f64> = (0..view.machines.len()).map(|m| view.free_in(m)).collect();
+        let mut queues = Queues::new(view);
         let mut taken = vec![false; view.machines.len()];
         let mut starts = Vec::new();
         let mut node_machines: Vec<Vec<usize>> = Vec::new();
@@ -33,7 +73,7 @@ impl Policy for Jsq {
         for job in by_arrival(view.pending) {
             if !job.width.is_one() {
                 if let Some((start, finish, machines)) =
-                    earliest_gang(view, job, &node_machines, &ready, &taken)
+                    earliest_gang(view, job, &node_machines, &queues.ready, &taken)
                 {
                     if start == 0.0 && machines.iter().all(|&m| view.machines[m].idle) {
                         starts.extend(gang_starts(job.id, &machines));
@@ -42,13 +82,17 @@ impl Policy for Jsq {
                         }
                     }
                     for m in machines {
-                        ready[m] = finish;
+                        queues.extend(m, view.machines[m].flavor, finish);
                     }
                 }
                 continue;
             }
-            let best = (0..view.machines.len())
-                .filter_map(|m| view.estimate_on(job, m).map(|p| (ready[m] + p, p, m)))
+            let best = (0..view.flavors.len())
+                .filter_map(|f| {
+                    let p = job.estimates[f]?;
+                    let (ready, m) = queues.soonest(f)?;
+                    Some((ready + p, p, m))
+                })
                 .min_by(|a, b| {
                     a.0.total_cmp(&b.0)
                         .then(a.1.total_cmp(&b.1))
@@ -62,7 +106,7 @@ impl Policy for Jsq {
                     machine: m,
                 });
             }
-            ready[m] = finish;
+            queues.extend(m, view.machines[m].flavor, finish);
         }
         Ok(starts)
     }
