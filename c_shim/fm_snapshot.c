@@ -126,17 +126,20 @@ bool fm_gpu_request(const char *tres, uint32_t *count, char *type,
 	const char *number = colon ? colon + 1 : rest;
 	char *end = NULL;
 	unsigned long n = strtoul(number, &end, 10);
-	bool numeric = end && end != number && !*end;
-	if (colon && !numeric)
-		return false;
-	if (!colon && !numeric) {	/* "gpu:a100": one of that type */
+	bool numeric = end != number && !*end;
+	size_t type_len;
+	if (colon) {			/* "a100:2" */
+		if (!numeric)
+			return false;
+		type_len = colon - rest;
+	} else if (numeric) {		/* "2" */
+		type_len = 0;
+	} else {			/* "a100": one of that type */
 		n = 1;
-		number = rest + strlen(rest);
+		type_len = strlen(rest);
 	}
 	if (n == 0 || n > 1024)
 		return false;
-	size_t type_len = colon ? (size_t) (colon - rest) :
-				  (numeric ? 0 : strlen(rest));
 	if (type && type_cap) {
 		if (type_len >= type_cap)
 			return false;

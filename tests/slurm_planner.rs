@@ -4,8 +4,7 @@
 use fairmatch::slurm::config::Config;
 use fairmatch::slurm::planner::{Planner, RETRY_AFTER};
 use fairmatch::slurm::snapshot::{
-    Action, Checked, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Refusal,
-    Snapshot,
+    Action, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Refusal, Snapshot,
 };
 
 fn node(name: &str, cpus: u32, gres: &str) -> NodeInfo {
@@ -44,24 +43,8 @@ fn cluster(now: f64) -> Snapshot {
 
 fn job(id: u32, user: &str, comment: &str) -> JobInfo {
     JobInfo {
-        job_id: id,
-        tasks: 1,
-        user: user.into(),
-        account: "acct".into(),
-        name: "train".into(),
-        comment: comment.into(),
-        time_limit: None,
-        partitions: vec!["cpu".into(), "gpu".into()],
-        cpus: 1,
-        gpus: 0,
-        gpu_type: None,
-        shares_cpus: false,
-        user_shares: None,
-        account_shares: None,
         submit: 1000.0 + f64::from(id),
-        usable_nodes: None,
-        running: None,
-        checked: Checked::Runnable,
+        ..JobInfo::pending(id, user, comment, &["cpu", "gpu"])
     }
 }
 

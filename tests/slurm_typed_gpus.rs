@@ -5,7 +5,7 @@
 use fairmatch::slurm::config::Config;
 use fairmatch::slurm::planner::Planner;
 use fairmatch::slurm::snapshot::{
-    Action, Checked, Decision, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
+    Action, Decision, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
 };
 
 /// Partition `gpu`: g1 with 4 a100, g2 with 4 v100.
@@ -25,24 +25,9 @@ fn cluster() -> Snapshot {
 
 fn job(id: u32, gpus: u32, comment: &str) -> JobInfo {
     JobInfo {
-        job_id: id,
-        tasks: 1,
-        user: "alice".into(),
-        account: "acct".into(),
-        name: "train".into(),
-        comment: comment.into(),
-        time_limit: None,
-        partitions: vec!["gpu".into()],
-        cpus: 1,
         gpus,
-        gpu_type: None,
-        shares_cpus: false,
-        user_shares: None,
-        account_shares: None,
         submit: 1000.0 + f64::from(id),
-        usable_nodes: None,
-        running: None,
-        checked: Checked::Runnable,
+        ..JobInfo::pending(id, "alice", comment, &["gpu"])
     }
 }
 

@@ -67,24 +67,12 @@ fn submitted(rng: &mut Rng, id: u32) -> JobInfo {
     };
     let user = USERS[rng.below(4) as usize];
     JobInfo {
-        job_id: id,
         tasks: if rng.below(8) == 0 { 3 } else { 1 },
-        user: user.into(),
         account: format!("acct-{}", &user[..1]),
-        name: "train".into(),
-        comment,
-        time_limit: None,
-        partitions: vec!["cpu".into(), "gpu".into()],
-        cpus: 1,
-        gpus: 0,
-        gpu_type: None,
-        shares_cpus: false,
         user_shares: Some(1.0 + (user.len() % 3) as f64),
-        account_shares: None,
         submit: 1000.0 + rng.below(40) as f64, // ties in arrival
-        usable_nodes: None,
-        running: None,
         checked: Checked::Not,
+        ..JobInfo::pending(id, user, &comment, &["cpu", "gpu"])
     }
 }
 

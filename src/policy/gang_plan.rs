@@ -259,18 +259,27 @@ impl<'a> Schedule<'a> {
     /// Nodes of `flavor` that hold `width.per_node` slots over `[t, t + p)`,
     /// fullest first (best fit), ties by index.
     fn fitting_at(&self, flavor: usize, width: Width, t: f64, p: f64) -> Vec<usize> {
-        let p = p.max(SHORTEST_HOLD);
-        let mut fit: Vec<(usize, usize)> = self.by_flavor[flavor]
-            .iter()
-            .filter_map(|&n| {
-                let free = self.nodes[n]
-                    .slots
-                    .saturating_sub(self.profiles[n].peak(t, t + p));
-                (free >= width.per_node).then_some((free, n))
-            })
-            .collect();
+        let mut fit: Vec<(usize, usize)> = self.free_fitting(flavor, width, t, p).collect();
         fit.sort_unstable();
         fit.into_iter().map(|(_, n)| n).collect()
+    }
+
+    /// `(free slots, node)` of each node of `flavor` with `width.per_node`
+    /// slots free over `[t, t + p)`.
+    fn free_fitting(
+        &self,
+        flavor: usize,
+        width: Width,
+        t: f64,
+        p: f64,
+    ) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let p = p.max(SHORTEST_HOLD);
+        self.by_flavor[flavor].iter().filter_map(move |&n| {
+            let free = self.nodes[n]
+                .slots
+                .saturating_sub(self.profiles[n].peak(t, t + p));
+            (free >= width.per_node).then_some((free, n))
+        })
     }
 
     /// The nodes a gang of `width` and time `p` would take on `flavor` at
@@ -278,17 +287,8 @@ impl<'a> Schedule<'a> {
     pub fn fit_at(&self, flavor: usize, width: Width, t: f64, p: f64) -> Option<Vec<usize>> {
         if width.nodes == 1 {
             // The fullest node that fits, without sorting them all.
-            let p = p.max(SHORTEST_HOLD);
-            return self.by_flavor[flavor]
-                .iter()
-                .filter_map(|&n| {
-                    let free = self.nodes[n]
-                        .slots
-                        .saturating_sub(self.profiles[n].peak(t, t + p));
-                    (free >= width.per_node).then_some((free, n))
-                })
-                .min()
-                .map(|(_, n)| vec![n]);
+            let fullest = self.free_fitting(flavor, width, t, p).min();
+            return fullest.map(|(_, n)| vec![n]);
         }
         let mut nodes = self.fitting_at(flavor, width, t, p);
         (nodes.len() >= width.nodes).then(|| {

@@ -26,7 +26,7 @@
 
 use super::config::Config;
 use super::full_nodes::FullNodes;
-use super::snapshot::{JobInfo, PartitionInfo, Preemption, Snapshot};
+use super::snapshot::{JobInfo, NodeInfo, PartitionInfo, Preemption, Snapshot};
 use crate::model::Flavor;
 use std::collections::HashMap;
 
@@ -65,7 +65,13 @@ pub struct SlotModel {
 impl SlotModel {
     /// Builds the slots the snapshot's managed partitions offer now.
     pub fn build(config: &Config, snap: &Snapshot, full: &FullNodes) -> SlotModel {
-        let held = HeldByPartition::of(snap);
+        let cx = Context {
+            config,
+            snap,
+            full,
+            held: HeldByPartition::of(snap),
+            node_type: snap.nodes.iter().map(NodeInfo::gpu_type).collect(),
+        };
         let mut model = SlotModel {
             flavors: Vec::new(),
             partition: Vec::new(),
@@ -76,94 +82,79 @@ impl SlotModel {
         };
         for part in snap.partitions.iter().filter(|p| config.manages(&p.name)) {
             let gpu = is_gpu(snap, part);
-            let types = node_types(snap, part, gpu);
+            let types = cx.node_types(part, gpu);
             for gpu_type in &types {
                 let name = match gpu_type {
                     Some(t) if types.len() > 1 => format!("{}:{t}", part.name),
                     _ => part.name.clone(),
                 };
-                let nodes = part
-                    .nodes
-                    .iter()
-                    .copied()
-                    .filter(|&n| !gpu || snap.nodes[n].gpu_type() == *gpu_type);
-                model.add_flavor(snap, config, full, &held, part, name, nodes);
-                model.gpu_type.push(gpu_type.clone());
+                model.add_flavor(&cx, part, gpu, name, gpu_type);
             }
         }
         model
     }
 
-    /// Adds `part`'s flavor `name` over `nodes` (of one GPU type), with its
-    /// slots.
-    #[allow(clippy::too_many_arguments)]
+    /// Adds `part`'s flavor `name` over its nodes of GPU type `gpu_type`
+    /// (all its nodes, on a CPU partition), with their slots.
     fn add_flavor(
         &mut self,
-        snap: &Snapshot,
-        config: &Config,
-        full: &FullNodes,
-        held: &HeldByPartition<'_>,
+        cx: &Context<'_>,
         part: &PartitionInfo,
+        gpu: bool,
         name: String,
-        nodes: impl Iterator<Item = usize>,
+        gpu_type: &Option<String>,
     ) {
-        let slots = &mut self.slots;
-        {
-            let flavor = self.flavors.len();
-            let gpu = is_gpu(snap, part);
-            let share = cpu_share(snap, part);
-            let slot_cpus = slot_cpus(config, snap, part);
-            let before = slots.len();
-            let mut per_node = 0;
-            let usable = nodes.map(|n| (n, &snap.nodes[n])).filter(|(_, node)| {
-                part.schedulable && node.available && node.reserved_from.is_none()
-            });
-            for (n, node) in usable {
-                let (other_cpus, other_gpus) = held.by_others(n, part);
-                // The partition's own running jobs keep their slots
-                // whatever else holds the node: the plan places them there.
-                let own = held.own(n, &part.name, gpu);
-                let is_full = full.holds(snap, &part.name, &node.name);
-                let configured = if gpu {
-                    node.gpus()
-                } else {
-                    part.limits
-                        .cpus_on(node.cpus, node.sockets)
-                        .saturating_mul(share)
-                        / slot_cpus
-                };
-                per_node = per_node.max(configured as usize);
-                let count = if gpu {
-                    node.gpus()
-                        .saturating_sub(node.foreign_gpus)
-                        .saturating_sub(other_gpus)
-                } else {
-                    let free = node
-                        .cpus
-                        .saturating_sub(node.foreign_cpus)
-                        .saturating_sub(other_cpus);
-                    let cpus = free.min(part.limits.cpus_on(node.cpus, node.sockets));
-                    cpus.saturating_mul(share) / slot_cpus
-                }
-                .max(own);
-                slots.extend((0..count).map(|_| Slot {
-                    flavor,
-                    node: n,
-                    gpu,
-                    full: is_full,
-                }));
+        let (snap, held) = (cx.snap, &cx.held);
+        let flavor = self.flavors.len();
+        let share = cpu_share(snap, part);
+        let slot_cpus = slot_cpus(cx.config, snap, part);
+        let before = self.slots.len();
+        let mut per_node = 0;
+        let usable = part
+            .nodes
+            .iter()
+            .filter(|&&n| !gpu || cx.node_type[n] == *gpu_type)
+            .map(|&n| (n, &snap.nodes[n]))
+            .filter(|(_, node)| part.schedulable && node.available && node.reserved_from.is_none());
+        for (n, node) in usable {
+            let (other_cpus, other_gpus) = held.by_others(n, part);
+            // The partition's own running jobs keep their slots whatever
+            // else holds the node: the plan places them there.
+            let own = held.own(n, &part.name, gpu);
+            let is_full = cx.full.holds(snap, &part.name, &node.name);
+            let cpus_allowed = part.limits.cpus_on(node.cpus, node.sockets);
+            let count = if gpu {
+                per_node = per_node.max(node.gpus() as usize);
+                node.gpus()
+                    .saturating_sub(node.foreign_gpus)
+                    .saturating_sub(other_gpus)
+            } else {
+                per_node = per_node.max((cpus_allowed.saturating_mul(share) / slot_cpus) as usize);
+                let free = node
+                    .cpus
+                    .saturating_sub(node.foreign_cpus)
+                    .saturating_sub(other_cpus);
+                free.min(cpus_allowed).saturating_mul(share) / slot_cpus
             }
-            self.flavors.push(Flavor {
-                name,
-                slots: slots.len() - before,
-                per_node: per_node.max(1),
-            });
-            self.partition.push(part.name.clone());
-            self.gpu_flavor.push(gpu);
-            let mut with_slots: Vec<usize> = slots[before..].iter().map(|s| s.node).collect();
-            with_slots.dedup();
-            self.flavor_nodes.push(with_slots);
+            .max(own);
+            self.slots.extend((0..count).map(|_| Slot {
+                flavor,
+                node: n,
+                gpu,
+                full: is_full,
+            }));
         }
+        self.flavors.push(Flavor {
+            name,
+            slots: self.slots.len() - before,
+            per_node: per_node.max(1),
+        });
+        self.partition.push(part.name.clone());
+        self.gpu_type.push(gpu_type.clone());
+        self.gpu_flavor.push(gpu);
+        let mut with_slots: Vec<usize> = self.slots[before..].iter().map(|s| s.node).collect();
+        with_slots.dedup();
+        self.flavor_nodes.push(with_slots);
     }
 
     /// The flavor of partition `partition` on node `node` (an index into
@@ -203,22 +194,33 @@ impl SlotModel {
     }
 }
 
-/// The GPU types of a GPU partition's nodes, in the order first met
-/// (`None` for untyped GPUs); one entry, `None`, for a CPU partition.
-fn node_types(snap: &Snapshot, part: &PartitionInfo, gpu: bool) -> Vec<Option<String>> {
-    let mut types: Vec<Option<String>> = Vec::new();
-    if gpu {
-        for &n in &part.nodes {
-            let t = snap.nodes[n].gpu_type();
-            if !types.contains(&t) {
-                types.push(t);
+/// What building a slot model reads, once per build.
+struct Context<'s> {
+    config: &'s Config,
+    snap: &'s Snapshot,
+    full: &'s FullNodes,
+    held: HeldByPartition<'s>,
+    /// Each snapshot node's GPU type ([`NodeInfo::gpu_type`]).
+    node_type: Vec<Option<String>>,
+}
+
+impl Context<'_> {
+    /// The GPU types of a GPU partition's nodes, in the order first met
+    /// (`None` for untyped GPUs); one entry, `None`, for a CPU partition.
+    fn node_types(&self, part: &PartitionInfo, gpu: bool) -> Vec<Option<String>> {
+        let mut types: Vec<Option<String>> = Vec::new();
+        if gpu {
+            for &n in &part.nodes {
+                if !types.contains(&self.node_type[n]) {
+                    types.push(self.node_type[n].clone());
+                }
             }
         }
+        if types.is_empty() {
+            types.push(None);
+        }
+        types
     }
-    if types.is_empty() {
-        types.push(None);
-    }
-    types
 }
 
 /// CPUs per slot of a CPU partition: the configured value, or the most

@@ -200,6 +200,34 @@ pub struct JobInfo {
     pub checked: Checked,
 }
 
+impl JobInfo {
+    /// A pending job of one task on one CPU, asking for no GPU, with
+    /// `comment` and no time limit; runnable in `partitions`, on any node,
+    /// submitted at 0.
+    pub fn pending(job_id: u32, user: &str, comment: &str, partitions: &[&str]) -> Self {
+        JobInfo {
+            job_id,
+            tasks: 1,
+            user: user.into(),
+            account: "acct".into(),
+            name: "train".into(),
+            comment: comment.into(),
+            time_limit: None,
+            partitions: partitions.iter().map(|&p| p.into()).collect(),
+            cpus: 1,
+            gpus: 0,
+            gpu_type: None,
+            shares_cpus: false,
+            user_shares: None,
+            account_shares: None,
+            submit: 0.0,
+            usable_nodes: None,
+            running: None,
+            checked: Checked::Runnable,
+        }
+    }
+}
+
 /// How far Slurm's own checks of a pending job have got this cycle.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Checked {

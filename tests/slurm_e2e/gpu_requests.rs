@@ -3,6 +3,7 @@
 //! plan, the others first come first served.
 
 use super::harness::Cluster;
+use super::typed_gpus::TWO_TYPES;
 use super::FAST;
 use std::time::Duration;
 
@@ -88,17 +89,7 @@ fn gpus_held(job_gres: &str) -> u32 {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn gpu_requests_get_what_slurm_would_give() {
-    let c = Cluster::start(
-        &[
-            "--gpu-nodes",
-            "2",
-            "--gpus",
-            "4",
-            "--gpu-types",
-            "a100,v100",
-        ],
-        FAST,
-    );
+    let c = Cluster::start(TWO_TYPES, FAST);
     // The hint makes a100 the faster type: a job that names v100 (or
     // constrains to it) must still run there.
     let hint = ["--comment", "fairmatch: a100=1s v100=3s"];

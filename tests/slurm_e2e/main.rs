@@ -171,28 +171,30 @@ fn submit_testbed(c: &Cluster, s: &Scenario, extra: &[&str]) -> (Vec<u32>, f64) 
 }
 
 /// The platform overhead of `c`: how much longer than its run time a job
-/// holds its slot (launch, completion notice, the agent's next look).
-/// Twelve slots run two waves of 0.5 s jobs; the second wave starts one
-/// run time plus one overhead after the first.
-fn calibrate_overhead(c: &Cluster) -> f64 {
-    const D: f64 = 0.5;
+/// holds its slot (launch, completion notice, the scheduler's next look).
+/// Its `slots` slots run two waves of [`CALIBRATION_SECONDS`] jobs
+/// submitted with `args`; the second wave starts one run time plus one
+/// overhead after the first.
+fn calibrate_overhead(c: &Cluster, slots: usize, args: &[&str]) -> f64 {
+    const D: f64 = CALIBRATION_SECONDS;
     let begin = (now() + 3.0).ceil();
     let at = format!("--begin={}", harness::local_time(begin));
-    let ids: Vec<u32> = (0..24)
+    let ids: Vec<u32> = (0..2 * slots)
         .map(|_| {
-            c.submit(
-                &[at.as_str(), "-p", "cpu,gpu", "--comment", &hint(D, D)],
-                D,
-                D,
-            )
+            let mut all = vec![at.as_str()];
+            all.extend(args);
+            c.submit(&all, D, D)
         })
         .collect();
     c.wait_done(&ids, Duration::from_secs(60));
     let mut starts: Vec<f64> = ids.iter().map(|&id| c.record(id).start).collect();
     starts.sort_by(f64::total_cmp);
     let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
-    (mean(&starts[12..]) - mean(&starts[..12]) - D).max(0.0)
+    (mean(&starts[slots..]) - mean(&starts[..slots]) - D).max(0.0)
 }
+
+/// The run time of [`calibrate_overhead`]'s jobs.
+const CALIBRATION_SECONDS: f64 = 0.5;
 
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
@@ -207,7 +209,8 @@ fn c_digital_twin_matches_the_simulator() {
         TESTBED_CLUSTER,
         &format!("IntervalMs=20\nFairshareBy=account\nAlpha=1\nStickiness={STICKINESS}\n"),
     );
-    let overhead = calibrate_overhead(&c);
+    let d = CALIBRATION_SECONDS;
+    let overhead = calibrate_overhead(&c, 12, &["-p", "cpu,gpu", "--comment", &hint(d, d)]);
 
     // The prediction is made before the run, from the same inputs plus
     // the calibrated overhead.

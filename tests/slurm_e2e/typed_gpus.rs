@@ -3,12 +3,23 @@
 //! by type and started whole.
 
 use super::harness::{local_time, now, Cluster, Record};
-use super::FAST;
+use super::{calibrate_overhead, FAST};
 use fairmatch::metrics::JobOutcome;
 use fairmatch::model::{Cluster as SimCluster, Flavor, Job, Scenario, User, Width, Workload};
 use fairmatch::policy::baselines::slurm_backfill::SlurmBackfill;
 use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
 use std::time::Duration;
+
+/// The test cluster's options for one partition of two 4-GPU nodes, g1
+/// of type a100 and g2 of type v100.
+pub const TWO_TYPES: &[&str] = &[
+    "--gpu-nodes",
+    "2",
+    "--gpus",
+    "4",
+    "--gpu-types",
+    "a100,v100",
+];
 
 /// Seconds per unit of the jobs' run times.
 const UNIT: f64 = 1.5;
@@ -67,43 +78,13 @@ impl Run {
     }
 }
 
-/// The platform overhead of `c` for jobs with a time limit: how much
-/// longer than its run time a job holds its GPU (launch, completion
-/// notice, the scheduler's next look). Eight GPUs run two waves of 16
-/// one-GPU 0.5 s jobs; the second wave starts one run time plus one
-/// overhead after the first.
-fn calibrate_overhead(c: &Cluster) -> f64 {
-    const D: f64 = 0.5;
-    let begin = (now() + 3.0).ceil();
-    let at = format!("--begin={}", local_time(begin));
-    let ids: Vec<u32> = (0..16)
-        .map(|_| c.submit(&[&at, "-p", "gpu", "--gres=gpu:1", "-t1"], D, D))
-        .collect();
-    c.wait_done(&ids, Duration::from_secs(60));
-    let mut starts: Vec<f64> = ids.iter().map(|&id| c.record(id).start).collect();
-    starts.sort_by(f64::total_cmp);
-    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
-    (mean(&starts[8..]) - mean(&starts[..8]) - D).max(0.0)
-}
-
 fn run(sched: &str, users: Users) -> Run {
-    let c = Cluster::start(
-        &[
-            "--gpu-nodes",
-            "2",
-            "--gpus",
-            "4",
-            "--gpu-types",
-            "a100,v100",
-            "--sched",
-            sched,
-            "--sched-params",
-            "bf_interval=1",
-        ],
-        FAST,
-    );
+    let mut options = TWO_TYPES.to_vec();
+    options.extend(["--sched", sched, "--sched-params", "bf_interval=1"]);
+    let c = Cluster::start(&options, FAST);
     let overhead = if users == Users::PinFastLimited {
-        calibrate_overhead(&c)
+        // Eight GPUs, jobs with a time limit as the measured ones.
+        calibrate_overhead(&c, 8, &["-p", "gpu", "--gres=gpu:1", "-t1"])
     } else {
         0.0
     };
