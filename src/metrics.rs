@@ -22,6 +22,11 @@ pub struct JobOutcome {
     /// Its completion time alone on a `1/N` share of the cluster
     /// ([`isolated_time`]): the denominator of its finish-time fairness.
     pub isolated: f64,
+    /// Its longest wait at a stretch: from arrival to its first start, or
+    /// from a preemption to its next start (probes count as waiting).
+    pub longest_wait: f64,
+    /// How many times it was preempted.
+    pub preemptions: u32,
 }
 
 impl JobOutcome {
@@ -97,14 +102,18 @@ pub struct Metrics {
     pub per_user_jct: Vec<Option<f64>>,
     /// Jain's index over the users' mean slowdowns (users with jobs only).
     pub jain: f64,
-    /// The longest time any job waited to start.
+    /// The longest any job waited at a stretch ([`JobOutcome::longest_wait`]).
     pub longest_wait: f64,
+    /// 99th percentile of the jobs' longest waits (nearest rank).
+    pub p99_wait: f64,
+    /// Preemptions over all jobs.
+    pub preemptions: u64,
     /// Finish-time fairness per job, `rho = JCT / isolated`: mean and max.
     /// Above 1, the job did worse than on its own `1/N` share.
     pub rho_mean: f64,
     /// See [`Metrics::rho_mean`].
     pub rho_max: f64,
-    /// Jobs that waited longer than the starvation bound.
+    /// Jobs that waited longer than the starvation bound at a stretch.
     pub starved: usize,
     /// Mean slowdown per user index; `None` for users with no jobs.
     pub per_user_slowdown: Vec<Option<f64>>,
@@ -112,6 +121,10 @@ pub struct Metrics {
     /// the last finish, each the share of the flavor's slots busy with jobs
     /// (not probes) over it. Empty for a flavor with no slots.
     pub utilization_series: Vec<Vec<f64>>,
+    /// [`SERIES_POINTS`] equal spans from the first arrival to the last
+    /// finish, each the longest wait of the jobs that arrived in it (0
+    /// where none did).
+    pub wait_series: Vec<f64>,
 }
 
 /// `busy[f]` is the total busy time of flavor `f`'s slots, `slots[f]` its
@@ -134,6 +147,8 @@ pub fn compute(
     };
     let mut jcts: Vec<f64> = outcomes.iter().map(JobOutcome::jct).collect();
     jcts.sort_by(f64::total_cmp);
+    let mut waits: Vec<f64> = outcomes.iter().map(|o| o.longest_wait).collect();
+    waits.sort_by(f64::total_cmp);
     let first = outcomes
         .iter()
         .map(|o| o.arrival)
@@ -183,16 +198,37 @@ pub fn compute(
             .collect(),
         per_user_jct,
         jain: jain(&mean_slowdowns),
-        longest_wait: outcomes.iter().map(JobOutcome::wait).fold(0.0, f64::max),
+        longest_wait: waits.last().copied().unwrap_or(0.0),
+        p99_wait: percentile(&waits, 0.99),
+        preemptions: outcomes.iter().map(|o| u64::from(o.preemptions)).sum(),
         rho_mean: mean(&rho),
         rho_max: outcomes.iter().map(rho).fold(0.0, f64::max),
         starved: outcomes
             .iter()
-            .filter(|o| o.wait() > starvation_bound)
+            .filter(|o| o.longest_wait > starvation_bound)
             .count(),
         per_user_slowdown,
         utilization_series: utilization_series(outcomes, slots, first, makespan),
+        wait_series: wait_series(outcomes, first, makespan),
     }
+}
+
+/// See [`Metrics::wait_series`].
+fn wait_series(outcomes: &[JobOutcome], first: f64, makespan: f64) -> Vec<f64> {
+    let mut series = vec![0.0; SERIES_POINTS];
+    if outcomes.is_empty() {
+        return series;
+    }
+    let span = makespan / SERIES_POINTS as f64;
+    for o in outcomes {
+        let i = if span > 0.0 {
+            (((o.arrival - first) / span) as usize).min(SERIES_POINTS - 1)
+        } else {
+            0
+        };
+        series[i] = f64::max(series[i], o.longest_wait);
+    }
+    series
 }
 
 /// See [`Metrics::utilization_series`].
@@ -289,6 +325,8 @@ mod tests {
             machine: 0,
             fastest: 10.0,
             isolated: 20.0,
+            longest_wait: start - arrival,
+            preemptions: 0,
         };
         let m = compute(
             &[o(0, 0.0, 0.0, 10.0), o(1, 0.0, 10.0, 20.0)],
@@ -316,6 +354,33 @@ mod tests {
         assert!(m.utilization_series[0]
             .iter()
             .all(|u| (u - 1.0).abs() < 1e-9));
+        // Both arrived at t=0: the first span holds the longest wait.
+        assert_eq!(m.wait_series.len(), SERIES_POINTS);
+        assert_eq!(m.wait_series[0], 10.0);
+        assert!(m.wait_series[1..].iter().all(|&w| w == 0.0));
+        assert_eq!(m.preemptions, 0);
+    }
+
+    #[test]
+    fn a_preempted_job_waits_by_its_longest_stretch() {
+        // Started at once, preempted, then waited 30 s at a stretch before
+        // running again: its first wait is 0, its longest 30 s.
+        let preempted = JobOutcome {
+            user: 0,
+            arrival: 0.0,
+            start: 0.0,
+            finish: 100.0,
+            flavor: 0,
+            machine: 0,
+            fastest: 70.0,
+            isolated: 70.0,
+            longest_wait: 30.0,
+            preemptions: 2,
+        };
+        let m = compute(&[preempted], &[70.0], &[1], 1, 20.0);
+        assert_eq!(m.avg_wait, 0.0);
+        assert_eq!((m.longest_wait, m.p99_wait), (30.0, 30.0));
+        assert_eq!((m.starved, m.preemptions), (1, 2));
     }
 
     #[test]
@@ -343,6 +408,8 @@ mod tests {
             machine: 0,
             fastest: 1.0,
             isolated: 1.0,
+            longest_wait: start,
+            preemptions: 0,
         };
         let m = compute(&[o(0.0, 25.0), o(0.0, 100.0)], &[125.0], &[2], 1, 1e9);
         let s = &m.utilization_series[0];

@@ -19,6 +19,7 @@ fn options() -> SimOptions {
         estimates: EstimateSource::Input,
         profile: Profiling::Off,
         job_overhead: 0.0,
+        preempt_overhead: 0.0,
     }
 }
 

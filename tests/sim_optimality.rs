@@ -55,6 +55,7 @@ const EXACT: SimOptions = SimOptions {
     estimates: EstimateSource::Input,
     profile: Profiling::Off,
     job_overhead: 0.0,
+    preempt_overhead: 0.0,
 };
 
 fn scenarios() -> impl Strategy<Value = Scenario> {
@@ -170,6 +171,7 @@ fn profiling_probes_delay_the_job_and_occupy_slots() {
         },
         profile: Profiling::Fairmatch,
         job_overhead: 0.0,
+        preempt_overhead: 0.0,
     };
     let out = simulate(&s, &mut Allox::new(1.0).unwrap(), &options, &mut |_| {}).unwrap();
     let job = &out.jobs[0];
@@ -192,6 +194,7 @@ fn allox_profiling_runs_four_probes_of_a_time_unit_at_least_and_waits_for_the_gr
         estimates: EstimateSource::Input,
         profile: Profiling::Allox { min_probe: 5.0 },
         job_overhead: 0.0,
+        preempt_overhead: 0.0,
     };
     let out = simulate(&s, &mut Allox::new(1.0).unwrap(), &options, &mut |_| {}).unwrap();
     // Flavor 0 probes: 1 -> 5, 2 -> 5, 10, 20 (40 s); flavor 1: 5, 5, 20,
@@ -232,6 +235,7 @@ fn profiling_keeps_the_input_estimates() {
         estimates: EstimateSource::Input,
         profile: Profiling::Fairmatch,
         job_overhead: 0.0,
+        preempt_overhead: 0.0,
     };
     let o = run(&s, &mut Allox::new(1.0).unwrap(), &options);
     assert_eq!(o[0].flavor, 1);
@@ -302,6 +306,7 @@ fn job_overhead_holds_the_slot_longer() {
     );
     let options = SimOptions {
         job_overhead: 0.5,
+        preempt_overhead: 0.0,
         ..EXACT
     };
     let o = run(&s, &mut Fifo, &options);

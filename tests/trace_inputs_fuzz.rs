@@ -260,6 +260,7 @@ fn simulate_accepted(cluster: Cluster, workload: Workload, alpha: f64) {
             estimates: EstimateSource::Input,
             profile,
             job_overhead: 0.0,
+            preempt_overhead: 0.0,
         };
         let mut policies: [Box<dyn Policy>; 2] =
             [Box::new(Allox::new(alpha).unwrap()), Box::new(Fifo)];

@@ -113,6 +113,7 @@ pub fn run(args: BenchSimArgs) -> Result<(), CliError> {
         estimates: EstimateSource::Input,
         profile: Profiling::Off,
         job_overhead: 0.0,
+        preempt_overhead: 0.0,
     };
     let bar = ProgressBar::with_draw_target(
         Some(args.jobs as u64),

@@ -137,6 +137,38 @@ pub struct SimulateArgs {
     /// Slurm plugin's `Stickiness` (default 1 s) is the same knob.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
     stickiness: f64,
+    /// AlloX's waiting-time bound: a job that has waited this long goes
+    /// ahead of every job that has not, on the machine where it finishes
+    /// soonest, and the matching plans the rest around it. Its wait is then
+    /// at most this plus the rest of the run ahead of it, while the cluster
+    /// keeps up [default: 12 hours].
+    #[arg(long, value_name = "SECONDS", default_value_t = fairmatch::policy::allox::MAX_WAIT,
+          conflicts_with = "no_max_wait")]
+    max_wait: f64,
+    /// Run AlloX without a waiting-time bound (AlloX as published).
+    #[arg(long)]
+    no_max_wait: bool,
+    /// A job is also overdue once it has waited this many times its fastest
+    /// estimate, whichever comes first with --max-wait.
+    #[arg(long, value_name = "K")]
+    wait_factor: Option<f64>,
+    /// Preemptive AlloX: at the start of each round an overdue job that
+    /// would wait past the round takes the machine of a running job (one
+    /// that has run --min-run since it started, with the most work left),
+    /// which is queued again with the work it has left.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = PreemptArg::Off)]
+    preempt: PreemptArg,
+    /// With --preempt rounds: seconds between rounds.
+    #[arg(long, value_name = "SECONDS", default_value_t = fairmatch::policy::allox::ROUND)]
+    round: f64,
+    /// With --preempt rounds: seconds a job runs after each start before it
+    /// may be preempted [default: one round].
+    #[arg(long, value_name = "SECONDS")]
+    min_run: Option<f64>,
+    /// Seconds a preempted job loses each time it starts again (checkpoint
+    /// and restart), under every preemptive policy; policies are not told.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    preempt_overhead: f64,
     /// Exact matching solver. Both give an optimal matching (they may
     /// break ties differently); `classes` is faster on deep queues and
     /// keeps its matching between decisions, but with --stickiness every
@@ -520,6 +552,14 @@ impl BenchSolverArg {
             BenchSolverArg::Brute => "brute",
         }
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PreemptArg {
+    /// AlloX never preempts.
+    Off,
+    /// Preempt for overdue jobs at the start of each --round.
+    Rounds,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -1,10 +1,11 @@
 //! `fairmatch simulate`: load a scenario, run each policy on it, compare.
 
 use super::run_report::{Report, RunReport, Runs};
-use super::{inputs, report, table, CliError, PolicyArg, ProfileArg, SimulateArgs};
+use super::{inputs, report, table, CliError, PolicyArg, PreemptArg, ProfileArg, SimulateArgs};
 use clap::ValueEnum;
 use fairmatch::metrics::{self, JobOutcome};
 use fairmatch::model::Scenario;
+use fairmatch::policy::allox::{Allox, Preemption};
 use fairmatch::policy::baselines::drf::Drf;
 use fairmatch::policy::baselines::drfa::Drfa;
 use fairmatch::policy::baselines::equal_share::EqualShare;
@@ -15,7 +16,7 @@ use fairmatch::policy::baselines::slurm_backfill::SlurmBackfill;
 use fairmatch::policy::baselines::srpt::Srpt;
 use fairmatch::policy::baselines::tiresias::Tiresias;
 use fairmatch::policy::baselines::{fifo::Fifo, jsq::Jsq};
-use fairmatch::policy::{allox::Allox, Policy};
+use fairmatch::policy::Policy;
 use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -71,6 +72,7 @@ pub(super) fn execute(args: &SimulateArgs) -> Result<Runs, CliError> {
             },
         },
         job_overhead: args.job_overhead,
+        preempt_overhead: args.preempt_overhead,
     };
 
     let bars = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
@@ -154,6 +156,22 @@ fn run_specs(args: &SimulateArgs) -> Result<Vec<RunSpec>, CliError> {
             args.job_overhead
         ));
     }
+    for (flag, v) in [
+        ("--preempt-overhead", Some(args.preempt_overhead)),
+        ("--max-wait", Some(args.max_wait)),
+        ("--wait-factor", args.wait_factor),
+        ("--min-run", args.min_run),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+            return bad(format!("{flag} {v}: must be a finite number >= 0"));
+        }
+    }
+    if !(args.round.is_finite() && args.round > 0.0) {
+        return bad(format!(
+            "--round {}: must be a number of seconds > 0",
+            args.round
+        ));
+    }
     if !(args.stickiness.is_finite() && args.stickiness >= 0.0) {
         return bad(format!(
             "--stickiness {}: must be a finite number >= 0",
@@ -209,6 +227,15 @@ fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, C
             allox.candidate_rule = args.candidate_rule.into();
             allox.solver = args.solver.into();
             allox.stickiness = args.stickiness;
+            allox.max_wait = (!args.no_max_wait).then_some(args.max_wait);
+            allox.wait_factor = args.wait_factor;
+            allox.preemption = match args.preempt {
+                PreemptArg::Off => None,
+                PreemptArg::Rounds => Some(Preemption {
+                    round: args.round,
+                    min_run: args.min_run.unwrap_or(args.round),
+                }),
+            };
             Box::new(allox)
         }
         PolicyArg::Fifo => Box::new(Fifo),

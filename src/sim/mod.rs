@@ -64,6 +64,10 @@ pub struct SimOptions {
     /// launch and completion latency. Policies are not told; it is what a
     /// digital twin of a real cluster calibrates. 0 for an ideal cluster.
     pub job_overhead: f64,
+    /// Seconds a preempted job loses each time it starts again (its
+    /// checkpoint and restart): it holds its slots that long before its
+    /// work resumes. Policies are not told. 0 for free preemption.
+    pub preempt_overhead: f64,
 }
 
 /// What a simulation produced.
@@ -186,6 +190,9 @@ enum Busy {
         job: usize,
         started: f64,
         fraction: f64,
+        /// Seconds of restart before its work resumes (see
+        /// [`SimOptions::preempt_overhead`]).
+        restart: f64,
     },
     Probe {
         job: usize,
@@ -219,11 +226,17 @@ struct Sim<'a> {
     /// Per job, the share of its work left, and when it first started.
     remaining: Vec<f64>,
     first_start: Vec<Option<f64>>,
+    /// Per job: since when it waits (its arrival, or its last
+    /// preemption), its longest wait so far, and its preemptions.
+    waiting_since: Vec<f64>,
+    longest_wait: Vec<f64>,
+    preemptions: Vec<u32>,
     /// The wake-up already queued, so a policy's repeated request is
     /// queued once.
     next_wake: Option<f64>,
     done: usize,
     job_overhead: f64,
+    preempt_overhead: f64,
     /// Slots per flavor, and the users that have jobs: the `1/N` share of
     /// finish-time fairness.
     slots: Vec<usize>,
@@ -263,6 +276,14 @@ pub fn simulate(
         return Err(SimError::Invalid(format!(
             "job overhead {} must be a finite number of seconds >= 0",
             options.job_overhead
+        )));
+    }
+    if !(options.preempt_overhead.is_finite()
+        && (0.0..=MAX_CLOCK).contains(&options.preempt_overhead))
+    {
+        return Err(SimError::Invalid(format!(
+            "preemption overhead {} must be a finite number of seconds >= 0",
+            options.preempt_overhead
         )));
     }
     if let Profiling::Allox { min_probe } = options.profile {
@@ -309,9 +330,13 @@ pub fn simulate(
         epochs: vec![0; cluster.total_slots()],
         remaining: vec![1.0; n],
         first_start: vec![None; n],
+        waiting_since: scenario.workload.jobs.iter().map(|j| j.arrival).collect(),
+        longest_wait: vec![0.0; n],
+        preemptions: vec![0; n],
         next_wake: None,
         done: 0,
         job_overhead: options.job_overhead.max(0.0),
+        preempt_overhead: options.preempt_overhead,
         slots: cluster.flavors.iter().map(|f| f.slots).collect(),
         users_with_jobs: {
             let mut has = vec![false; scenario.workload.users.len()];
@@ -436,6 +461,8 @@ impl Sim<'_> {
                             arrival: spec.arrival,
                             start: self.first_start[job].unwrap_or(started),
                             finish: now,
+                            longest_wait: self.longest_wait[job],
+                            preemptions: self.preemptions[job],
                             flavor,
                             machine: m,
                             fastest: spec
@@ -499,7 +526,10 @@ impl Sim<'_> {
             return Err(SimError::InvalidPreemption { job });
         };
         let Busy::Job {
-            started, fraction, ..
+            started,
+            fraction,
+            restart,
+            ..
         } = self.machines[m]
         else {
             unreachable!("found a job above");
@@ -507,8 +537,10 @@ impl Sim<'_> {
         let flavor = self.machine_flavor[m];
         let length = self.scenario.workload.jobs[job].durations[flavor].unwrap_or(0.0);
         let ran = now - started;
+        // Time spent restarting is not work done.
+        let worked = (ran - restart).max(0.0);
         let left = if length > 0.0 {
-            fraction - ran / length
+            fraction - worked / length
         } else {
             0.0
         };
@@ -522,6 +554,8 @@ impl Sim<'_> {
             self.machines[m] = Busy::Idle;
         }
         self.slots_held[job] = 0;
+        self.preemptions[job] += 1;
+        self.waiting_since[job] = now;
         self.make_pending(job);
         Ok(())
     }
@@ -650,15 +684,23 @@ impl Sim<'_> {
         self.pending.swap_remove(i);
         let fraction = self.remaining[job];
         self.first_start[job].get_or_insert(now);
+        let waited = now - self.waiting_since[job];
+        self.longest_wait[job] = self.longest_wait[job].max(waited);
+        let restart = if self.preemptions[job] > 0 {
+            self.preempt_overhead
+        } else {
+            0.0
+        };
         self.slots_held[job] = machines.len();
         for &m in machines {
             self.machines[m] = Busy::Job {
                 job,
                 started: now,
                 fraction,
+                restart,
             };
             self.push(
-                now + fraction * length + self.job_overhead,
+                now + restart + fraction * length + self.job_overhead,
                 Event::Free {
                     machine: m,
                     epoch: self.epochs[m],
@@ -681,7 +723,8 @@ impl Sim<'_> {
                         job,
                         started,
                         fraction,
-                    } => started + fraction * self.estimates[job][flavor].unwrap_or(0.0),
+                        restart,
+                    } => started + restart + fraction * self.estimates[job][flavor].unwrap_or(0.0),
                 };
                 MachineView {
                     flavor,
@@ -702,6 +745,7 @@ impl Sim<'_> {
                     job,
                     started,
                     fraction,
+                    ..
                 } => Some(RunningJob {
                     id: job,
                     user: self.scenario.workload.jobs[job].user,

@@ -224,6 +224,7 @@ fn c_digital_twin_matches_the_simulator() {
             estimates: EstimateSource::Input,
             profile: Profiling::Off,
             job_overhead: overhead,
+            preempt_overhead: 0.0,
         },
         &mut |_| {},
     )

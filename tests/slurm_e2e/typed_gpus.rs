@@ -191,6 +191,7 @@ fn backfill_twin(overhead: f64) -> Vec<JobOutcome> {
         estimates: EstimateSource::Input,
         profile: Profiling::Off,
         job_overhead: overhead,
+        preempt_overhead: 0.0,
     };
     sim::simulate(&scenario, &mut policy, &options, &mut |_| {})
         .unwrap()

@@ -26,7 +26,12 @@
 
 pub mod candidates;
 mod gangs;
+mod overdue;
+mod preemption;
 mod warm_plan;
+
+pub use self::overdue::MAX_WAIT;
+pub use self::preemption::{Preemption, ROUND};
 
 use self::candidates::CandidateRule;
 use self::warm_plan::{WarmPlan, WarmSlot};
@@ -65,6 +70,19 @@ pub struct Allox {
     /// oldest first, and so holds a reservation; this bounds its wait
     /// whatever stream of other jobs arrives.
     pub aging: f64,
+    /// Seconds after which a waiting job goes ahead of every job that has
+    /// not waited that long (see `overdue`). `None`: no bound.
+    pub max_wait: Option<f64>,
+    /// A job is also overdue once it has waited this many times its
+    /// fastest estimate. `None` (the default): only `max_wait` counts.
+    pub wait_factor: Option<f64>,
+    /// Preempt running jobs for overdue ones (see `preemption`). `None`
+    /// (the default): never preempt.
+    pub preemption: Option<Preemption>,
+    /// When the next preemption round starts.
+    next_round: Option<f64>,
+    /// Jobs this policy preempted, and when: their wait starts again then.
+    requeued: IdMap<f64>,
 }
 
 /// The current matching inside one decision.
@@ -93,6 +111,11 @@ impl Allox {
             warm: WarmSlot::default(),
             reservations: gangs::RESERVATIONS,
             aging: gangs::AGING,
+            max_wait: Some(MAX_WAIT),
+            wait_factor: None,
+            preemption: None,
+            next_round: None,
+            requeued: IdMap::default(),
         })
     }
 
@@ -117,7 +140,33 @@ impl Allox {
 
     fn check(&self) -> Result<(), PolicyError> {
         check_alpha(self.alpha)?;
-        check_stickiness(self.stickiness)
+        check_stickiness(self.stickiness)?;
+        let seconds = |name: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(PolicyError::Parameter(format!(
+                    "{name} {v} must be a finite number of seconds >= 0"
+                )))
+            }
+        };
+        if let Some(w) = self.max_wait {
+            seconds("max wait", w)?;
+        }
+        if let Some(k) = self.wait_factor {
+            seconds("wait factor", k)?;
+        }
+        if let Some(p) = self.preemption {
+            seconds("round", p.round)?;
+            seconds("minimum run time", p.min_run)?;
+            if p.round <= 0.0 {
+                return Err(PolicyError::Parameter(format!(
+                    "round {} must be longer than 0 s",
+                    p.round
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -143,12 +192,43 @@ fn check_alpha(alpha: f64) -> Result<(), PolicyError> {
 
 impl Policy for Allox {
     fn label(&self) -> String {
-        match self.max_candidates {
+        let base = match self.max_candidates {
             Some(n) if self.candidate_rule == CandidateRule::Shortest => {
                 format!("allox(a={},N={n})", self.alpha)
             }
             Some(n) => format!("allox(a={},N={n},{})", self.alpha, self.candidate_rule),
             None => format!("allox(a={})", self.alpha),
+        };
+        let mut extras = Vec::new();
+        match self.max_wait {
+            Some(w) if w != MAX_WAIT => extras.push(format!("wait={w}")),
+            None => extras.push("no-bound".to_string()),
+            Some(_) => {}
+        }
+        if let Some(k) = self.wait_factor {
+            extras.push(format!("wait={k}x"));
+        }
+        if let Some(p) = self.preemption {
+            extras.push(format!("preempt={}", p.round));
+        }
+        if extras.is_empty() {
+            base
+        } else {
+            format!("{},{})", base.trim_end_matches(')'), extras.join(","))
+        }
+    }
+
+    fn preempt(&mut self, view: &View<'_>) -> Result<Vec<usize>, PolicyError> {
+        self.check()?;
+        Ok(self.preempt_overdue(view))
+    }
+
+    fn wake_at(&self, view: &View<'_>) -> Option<f64> {
+        self.preemption?;
+        if view.pending.is_empty() {
+            None
+        } else {
+            self.next_round
         }
     }
 
@@ -190,6 +270,11 @@ impl Policy for Allox {
             .collect();
         let mut plan: Option<Plan> = None;
         let mut starts = Vec::new();
+        if self.max_wait.is_some() || self.wait_factor.is_some() {
+            let tiered = self.serve_overdue(view, left, &mut idle, &mut free_in, &mut scores);
+            starts = tiered.starts;
+            left = tiered.left;
+        }
 
         'start: while !left.is_empty() && idle.contains(&true) {
             let users = ranked_users(&left, &scores, &attained);

@@ -1,0 +1,134 @@
+//! Preemption for the overloaded case. When work arrives faster than the
+//! cluster runs it, overdue jobs pile up behind running ones and no
+//! non-preemptive order bounds their wait (see [`super::overdue`]). At
+//! the start of each round (360 s by default, Gavel's), an overdue job
+//! that would otherwise wait longer than a round takes the machine of a
+//! running job, which is stopped and queued again with the work it has
+//! left.
+//!
+//! Which job gives way: one that has run at least the minimum run time
+//! since it last started (so no job is stopped twice within it, and every
+//! run makes progress), on a flavor where the overdue job would finish
+//! sooner than at its best place without preemption, and among those the
+//! one with the most work left: its own completion is delayed by one
+//! overdue run (plus the restart), the smallest delay relative to its
+//! length. A job of several slots is never stopped for a narrow one, and
+//! overdue jobs of several slots wait for their reservation (see
+//! [`super::gangs`]).
+//!
+//! When it pays: the stopped job loses the restart (checkpoint, requeue,
+//! start) and finishes one overdue run later; the overdue job gains the
+//! wait it would have had. With a wait longer than a round to save and a
+//! restart of seconds to a minute, that is a gain for the overdue job
+//! larger than the restart cost; the total JCT can still rise (a long
+//! job's wait is traded for a longer one's delay), which is the price of
+//! the bound, and why the mode is off unless asked for.
+
+use super::Allox;
+use crate::policy::{PendingJob, View};
+
+/// How preemptive AlloX preempts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Preemption {
+    /// Seconds between preemption rounds.
+    pub round: f64,
+    /// Seconds a job runs after each start before it may be stopped.
+    pub min_run: f64,
+}
+
+/// Gavel's round, in seconds.
+pub const ROUND: f64 = 360.0;
+
+impl Default for Preemption {
+    fn default() -> Self {
+        Preemption {
+            round: ROUND,
+            min_run: ROUND,
+        }
+    }
+}
+
+impl Allox {
+    /// The running jobs to stop now: at a round's start, one per overdue
+    /// narrow job that would otherwise wait past the round.
+    pub(super) fn preempt_overdue(&mut self, view: &View<'_>) -> Vec<usize> {
+        let Some(rule) = self.preemption else {
+            return Vec::new();
+        };
+        if self.next_round.is_some_and(|t| view.now < t) {
+            return Vec::new();
+        }
+        self.next_round = Some(view.now + rule.round);
+        self.forget_finished(view);
+        let mut overdue: Vec<&PendingJob> = view
+            .pending
+            .iter()
+            .filter(|j| j.width.is_one() && self.is_overdue(view, j))
+            .collect();
+        if overdue.is_empty() {
+            return Vec::new();
+        }
+        overdue.sort_by(|a, b| {
+            self.waiting_since(a)
+                .total_cmp(&self.waiting_since(b))
+                .then(a.id.cmp(&b.id))
+        });
+        let machines = view.machines.len();
+        let mut free_in: Vec<f64> = (0..machines).map(|m| view.free_in(m)).collect();
+        // Per machine, the narrow job on it that may give way.
+        let mut slots_of = crate::policy::IdMap::<usize>::default();
+        for r in view.running {
+            *slots_of.entry(r.id).or_default() += 1;
+        }
+        let mut victim: Vec<Option<usize>> = vec![None; machines];
+        for r in view.running {
+            if slots_of[&r.id] == 1 && view.now - r.started >= rule.min_run {
+                victim[r.machine] = Some(r.id);
+            }
+        }
+        let mut stop = Vec::new();
+        for job in overdue {
+            let finish = |m: usize, free: &[f64]| view.estimate_on(job, m).map(|p| free[m] + p);
+            let Some((best, best_finish)) = (0..machines)
+                .filter_map(|m| finish(m, &free_in).map(|f| (m, f)))
+                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+            else {
+                continue;
+            };
+            let p_best = best_finish - free_in[best];
+            if free_in[best] > rule.round {
+                let taken = (0..machines)
+                    .filter(|&m| victim[m].is_some() && free_in[m] > rule.round)
+                    .filter_map(|m| view.estimate_on(job, m).map(|p| (m, p)))
+                    .filter(|&(_, p)| p < best_finish)
+                    .max_by(|a, b| free_in[a.0].total_cmp(&free_in[b.0]).then(b.0.cmp(&a.0)));
+                if let Some((m, p)) = taken {
+                    stop.push(victim[m].take().expect("filtered on it"));
+                    free_in[m] = p;
+                    continue;
+                }
+            }
+            free_in[best] += p_best;
+        }
+        let now = view.now;
+        for &id in &stop {
+            self.requeued.insert(id, now);
+        }
+        stop
+    }
+
+    /// Drops what is remembered of jobs that are neither waiting nor
+    /// running.
+    fn forget_finished(&mut self, view: &View<'_>) {
+        if self.requeued.is_empty() {
+            return;
+        }
+        let live: std::collections::HashSet<usize> = view
+            .pending
+            .iter()
+            .map(|j| j.id)
+            .chain(view.running.iter().map(|r| r.id))
+            .collect();
+        self.requeued.retain(|id, _| live.contains(id));
+    }
+}
