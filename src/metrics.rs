@@ -122,8 +122,8 @@ pub struct Metrics {
     /// (not probes) over it. Empty for a flavor with no slots.
     pub utilization_series: Vec<Vec<f64>>,
     /// [`SERIES_POINTS`] equal spans from the first arrival to the last
-    /// finish, each the longest wait of the jobs that arrived in it (0
-    /// where none did).
+    /// arrival (the same for every run of a workload), each the longest
+    /// wait of the jobs that arrived in it (0 where none did).
     pub wait_series: Vec<f64>,
 }
 
@@ -209,17 +209,18 @@ pub fn compute(
             .count(),
         per_user_slowdown,
         utilization_series: utilization_series(outcomes, slots, first, makespan),
-        wait_series: wait_series(outcomes, first, makespan),
+        wait_series: wait_series(outcomes, first),
     }
 }
 
 /// See [`Metrics::wait_series`].
-fn wait_series(outcomes: &[JobOutcome], first: f64, makespan: f64) -> Vec<f64> {
+fn wait_series(outcomes: &[JobOutcome], first: f64) -> Vec<f64> {
     let mut series = vec![0.0; SERIES_POINTS];
-    if outcomes.is_empty() {
-        return series;
-    }
-    let span = makespan / SERIES_POINTS as f64;
+    let last = outcomes
+        .iter()
+        .map(|o| o.arrival)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let span = (last - first) / SERIES_POINTS as f64;
     for o in outcomes {
         let i = if span > 0.0 {
             (((o.arrival - first) / span) as usize).min(SERIES_POINTS - 1)

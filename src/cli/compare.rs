@@ -32,7 +32,9 @@ struct CsvRow<'a> {
     p99_jct: f64,
     makespan: f64,
     longest_wait: f64,
+    p99_wait: f64,
     starved: usize,
+    preemptions: u64,
     jain: f64,
     rho_mean: f64,
     rho_max: f64,
@@ -114,7 +116,9 @@ pub fn run(mut args: CompareArgs) -> Result<(), CliError> {
                 p99_jct: r.p99_jct,
                 makespan: r.makespan,
                 longest_wait: r.longest_wait,
+                p99_wait: r.p99_wait,
                 starved: r.starved,
+                preemptions: r.preemptions,
                 jain: r.jain,
                 rho_mean: r.rho_mean,
                 rho_max: r.rho_max,
@@ -144,8 +148,11 @@ fn render(name: &str, runs: &[RunReport], best: f64) -> String {
         "avg JCT",
         "vs best",
         "p95",
+        "p99",
         "max wait",
+        "p99 wait",
         "starved",
+        "preempted",
         "Jain",
         "rho",
         "max rho",
@@ -167,8 +174,11 @@ fn render(name: &str, runs: &[RunReport], best: f64) -> String {
                 format!("{:.1}", r.avg_jct),
                 format!("{:.2}x", table::ratio_to_best(r, best)),
                 format!("{:.1}", r.p95_jct),
+                format!("{:.1}", r.p99_jct),
                 format!("{:.1}", r.longest_wait),
+                format!("{:.1}", r.p99_wait),
                 r.starved.to_string(),
+                r.preemptions.to_string(),
                 format!("{:.3}", r.jain),
                 format!("{:.2}", r.rho_mean),
                 format!("{:.2}", r.rho_max),
@@ -182,7 +192,7 @@ fn render(name: &str, runs: &[RunReport], best: f64) -> String {
     table::grid(&mut out, &header, &rows);
     let _ = writeln!(
         out,
-        "\nA job waiting over {} s counts as starved. rho: JCT over the time alone on a 1/N share (Themis).",
+        "\nWaits are the longest at a stretch (arrival to start, or preemption to restart); a job waiting over {} s counts as starved. rho: JCT over the time alone on a 1/N share (Themis).",
         runs.first().map_or(0.0, |r| r.starvation_bound)
     );
     out

@@ -37,6 +37,9 @@ fn write(
     let io = |path: &Path, e: std::io::Error| CliError::Run(format!("{}: {e}", path.display()));
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mut charts = vec![("jct.svg".to_string(), jct_chart(runs)?)];
+    if let Some(svg) = waits_chart(runs)? {
+        charts.push(("waits.svg".to_string(), svg));
+    }
     for (i, flavor) in scenario.cluster.flavors.iter().enumerate() {
         if let Some(svg) = utilisation_chart(&flavor.name, runs)? {
             // The index keeps names apart that differ only in characters a
@@ -230,6 +233,74 @@ fn utilisation_chart(flavor: &str, runs: &[RunReport]) -> Result<Option<String>,
     Ok(Some(svg))
 }
 
+/// Small multiples, one panel per run on the same axes: over the
+/// workload's arrivals (first to last, 50 spans), the longest wait of the
+/// jobs that arrived in each span, in hours, with the starvation bound as
+/// a red line. `None` without runs.
+fn waits_chart(runs: &[RunReport]) -> Result<Option<String>, CliError> {
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    const COLUMNS: usize = 3;
+    let rows = runs.len().div_ceil(COLUMNS);
+    let hours = |s: f64| s / 3600.0;
+    let bound = runs[0].starvation_bound;
+    let top = runs
+        .iter()
+        .flat_map(|r| r.wait_series.iter().copied())
+        .chain([bound])
+        .fold(0.0, f64::max);
+    let top = hours(top).max(1.0) * 1.05;
+    let mut svg = String::new();
+    {
+        let height = 40 + 200 * rows as u32;
+        let root = SVGBackend::with_string(&mut svg, (980, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let root = root
+            .titled(
+                "Longest wait (hours) of the jobs arriving in each span of the workload",
+                ("sans-serif", 16),
+            )
+            .map_err(chart_error)?;
+        let panels = root.split_evenly((rows, COLUMNS));
+        for (r, panel) in runs.iter().zip(&panels) {
+            let mut chart = ChartBuilder::on(panel)
+                .caption(&r.label, ("sans-serif", 13))
+                .margin(6)
+                .x_label_area_size(22)
+                .y_label_area_size(38)
+                .build_cartesian_2d(0.0..100.0, 0.0..top)
+                .map_err(chart_error)?;
+            chart
+                .configure_mesh()
+                .x_labels(5)
+                .y_labels(5)
+                .x_label_formatter(&|v| format!("{v:.0}%"))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .draw()
+                .map_err(chart_error)?;
+            let step = 100.0 / r.wait_series.len().max(1) as f64;
+            chart
+                .draw_series(LineSeries::new(
+                    r.wait_series
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &w)| ((k as f64 + 0.5) * step, hours(w))),
+                    BLUE.stroke_width(2),
+                ))
+                .map_err(chart_error)?;
+            chart
+                .draw_series(LineSeries::new(
+                    [(0.0, hours(bound)), (100.0, hours(bound))],
+                    RED.stroke_width(1),
+                ))
+                .map_err(chart_error)?;
+        }
+        root.present().map_err(chart_error)?;
+    }
+    Ok(Some(svg))
+}
+
 fn html(
     name: &str,
     scenario: &Scenario,
@@ -267,7 +338,9 @@ fn html(
         "<p class=\"note\">Jain: Jain's index over the users' mean slowdowns (a job's \
          slowdown is its JCT over its run time on its fastest flavor). rho: finish-time \
          fairness (Themis), a job's JCT over its time alone on a 1/N share; mean and \
-         worst. starved: jobs that waited longer than {bound} s. Decision and wall times \
+         worst. Waits are the longest at a stretch: arrival to start, or preemption to \
+         restart. starved: jobs that waited longer than {bound} s. preempted: \
+         preemptions in all. Decision and wall times \
          are measured and vary between runs; everything else is deterministic.</p>"
     );
     for (file, svg) in charts {
@@ -298,8 +371,21 @@ fn comparison_table(out: &mut String, scenario: &Scenario, order: &[&RunReport],
     let flavors = table::flavor_names(scenario);
     out.push_str("<h2>Comparison</h2>\n<div class=\"wide\"><table><tr>");
     for h in [
-        "run", "avg JCT", "vs best", "avg wait", "p50", "p95", "p99", "makespan", "max wait",
-        "starved", "Jain", "rho", "max rho",
+        "run",
+        "avg JCT",
+        "vs best",
+        "avg wait",
+        "p50",
+        "p95",
+        "p99",
+        "makespan",
+        "max wait",
+        "p99 wait",
+        "starved",
+        "preempted",
+        "Jain",
+        "rho",
+        "max rho",
     ] {
         let _ = write!(out, "<th>{h}</th>");
     }
@@ -318,7 +404,7 @@ fn comparison_table(out: &mut String, scenario: &Scenario, order: &[&RunReport],
             out,
             "<tr{class}><td>{}</td><td>{:.1}</td><td>{ratio:.2}x</td><td>{:.1}</td>\
              <td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td>\
-             <td>{}</td><td>{:.3}</td><td>{:.2}</td><td>{:.2}</td>",
+             <td>{:.1}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.2}</td><td>{:.2}</td>",
             escape(&r.label),
             r.avg_jct,
             r.avg_wait,
@@ -327,7 +413,9 @@ fn comparison_table(out: &mut String, scenario: &Scenario, order: &[&RunReport],
             r.p99_jct,
             r.makespan,
             r.longest_wait,
+            r.p99_wait,
             r.starved,
+            r.preemptions,
             r.jain,
             r.rho_mean,
             r.rho_max,

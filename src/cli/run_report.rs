@@ -27,7 +27,12 @@ pub(super) struct RunReport {
     pub p99_jct: f64,
     pub makespan: f64,
     pub jain: f64,
+    /// The longest wait at a stretch: arrival to start, or preemption to
+    /// restart.
     pub longest_wait: f64,
+    pub p99_wait: f64,
+    /// Preemptions over all jobs.
+    pub preemptions: u64,
     pub utilization: BTreeMap<String, f64>,
     pub per_user: BTreeMap<String, f64>,
     pub decisions: usize,
@@ -41,6 +46,9 @@ pub(super) struct RunReport {
     /// Per flavor: the share of its slots busy in each of 50 equal spans
     /// from the first arrival to the last finish.
     pub utilization_series: BTreeMap<String, Vec<f64>>,
+    /// The longest wait of the jobs that arrived in each of 50 equal spans
+    /// from the first arrival to the last.
+    pub wait_series: Vec<f64>,
     /// Wall time per decision, mean and max (measured: varies by run).
     pub decision_mean_seconds: f64,
     pub decision_max_seconds: f64,
@@ -84,6 +92,8 @@ impl RunReport {
             makespan: m.makespan,
             jain: m.jain,
             longest_wait: m.longest_wait,
+            p99_wait: m.p99_wait,
+            preemptions: m.preemptions,
             utilization: flavors
                 .iter()
                 .zip(&m.utilization)
@@ -110,6 +120,7 @@ impl RunReport {
                 .filter(|(_, s)| !s.is_empty())
                 .map(|(f, s)| (f.name.clone(), s.clone()))
                 .collect(),
+            wait_series: m.wait_series.clone(),
             decision_mean_seconds: 0.0,
             decision_max_seconds: 0.0,
             wall_seconds: 0.0,
