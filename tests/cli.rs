@@ -930,10 +930,15 @@ fn report_writes_a_page_with_every_run_its_charts_and_the_json() {
     assert!(page.contains("&lt;b&amp;c&gt;") && !page.contains("<b&c>"));
     assert_eq!(
         page.matches("<svg").count(),
-        3,
-        "JCT chart and one per flavor"
+        4,
+        "JCT chart, the waits and one per flavor"
     );
-    for file in ["jct.svg", "utilisation-1-gpu.svg", "utilisation-2-cpu.svg"] {
+    for file in [
+        "jct.svg",
+        "waits.svg",
+        "utilisation-1-gpu.svg",
+        "utilisation-2-cpu.svg",
+    ] {
         let svg = std::fs::read_to_string(report.join(file)).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("fifo"), "{file}");
     }
