@@ -148,14 +148,16 @@ pub struct SimulateArgs {
     /// Run AlloX without a waiting-time bound (AlloX as published).
     #[arg(long)]
     no_max_wait: bool,
-    /// A job is also overdue once it has waited this many times its fastest
-    /// estimate, whichever comes first with --max-wait.
-    #[arg(long, value_name = "K")]
-    wait_factor: Option<f64>,
-    /// Preemptive AlloX: at the start of each round an overdue job that
-    /// would wait past the round takes the machine of a running job (one
-    /// that has run --min-run since it started, with the most work left),
-    /// which is queued again with the work it has left.
+    /// With --preempt rounds: a job is also overdue once it has waited this
+    /// many times its fastest estimate, whichever comes first with
+    /// --max-wait.
+    #[arg(long, value_name = "K", default_value_t = fairmatch::policy::allox::WAIT_FACTOR)]
+    wait_factor: f64,
+    /// Preemptive AlloX: at the start of each round an overdue job (see
+    /// --max-wait and --wait-factor) that would wait past the round takes
+    /// the machine of a running job (one that has run --min-run since it
+    /// started, with the most work left), which is queued again with the
+    /// work it has left.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = PreemptArg::Off)]
     preempt: PreemptArg,
     /// With --preempt rounds: seconds between rounds.

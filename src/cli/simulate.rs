@@ -159,7 +159,7 @@ fn run_specs(args: &SimulateArgs) -> Result<Vec<RunSpec>, CliError> {
     for (flag, v) in [
         ("--preempt-overhead", Some(args.preempt_overhead)),
         ("--max-wait", Some(args.max_wait)),
-        ("--wait-factor", args.wait_factor),
+        ("--wait-factor", Some(args.wait_factor)),
         ("--min-run", args.min_run),
     ] {
         if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
@@ -228,12 +228,12 @@ fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, C
             allox.solver = args.solver.into();
             allox.stickiness = args.stickiness;
             allox.max_wait = (!args.no_max_wait).then_some(args.max_wait);
-            allox.wait_factor = args.wait_factor;
             allox.preemption = match args.preempt {
                 PreemptArg::Off => None,
                 PreemptArg::Rounds => Some(Preemption {
                     round: args.round,
                     min_run: args.min_run.unwrap_or(args.round),
+                    wait_factor: args.wait_factor,
                 }),
             };
             Box::new(allox)

@@ -85,10 +85,12 @@ impl Allox {
     }
 
     /// Whether `job` has waited [`Allox::aging`] times its fastest
-    /// estimate (at least 1 s).
+    /// estimate (at least 1 s), or past its waiting-time bound.
     fn is_aged(&self, view: &View<'_>, job: &PendingJob) -> bool {
-        best_flavor(&job.estimates, view.flavors)
-            .is_some_and(|(_, p)| view.now - job.arrival > self.aging * p.max(1.0))
+        let waited = view.now - self.waiting_since(job);
+        self.is_overdue(view, job)
+            || best_flavor(&job.estimates, view.flavors)
+                .is_some_and(|(_, p)| waited > self.aging * p.max(1.0))
     }
 
     /// The starts the plan of `candidates` makes now.

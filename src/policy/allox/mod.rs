@@ -31,7 +31,7 @@ mod preemption;
 mod warm_plan;
 
 pub use self::overdue::MAX_WAIT;
-pub use self::preemption::{Preemption, ROUND};
+pub use self::preemption::{Preemption, ROUND, WAIT_FACTOR};
 
 use self::candidates::CandidateRule;
 use self::warm_plan::{WarmPlan, WarmSlot};
@@ -73,9 +73,6 @@ pub struct Allox {
     /// Seconds after which a waiting job goes ahead of every job that has
     /// not waited that long (see `overdue`). `None`: no bound.
     pub max_wait: Option<f64>,
-    /// A job is also overdue once it has waited this many times its
-    /// fastest estimate. `None` (the default): only `max_wait` counts.
-    pub wait_factor: Option<f64>,
     /// Preempt running jobs for overdue ones (see `preemption`). `None`
     /// (the default): never preempt.
     pub preemption: Option<Preemption>,
@@ -83,6 +80,11 @@ pub struct Allox {
     next_round: Option<f64>,
     /// Jobs this policy preempted, and when: their wait starts again then.
     requeued: IdMap<f64>,
+    /// Without preemption: the share of each flavor's machines overdue
+    /// jobs may hold at once (see `overdue`).
+    pub tier_share: f64,
+    /// Running jobs the overdue tier started.
+    promoted: IdMap<()>,
 }
 
 /// The current matching inside one decision.
@@ -112,10 +114,11 @@ impl Allox {
             reservations: gangs::RESERVATIONS,
             aging: gangs::AGING,
             max_wait: Some(MAX_WAIT),
-            wait_factor: None,
             preemption: None,
             next_round: None,
             requeued: IdMap::default(),
+            tier_share: overdue::TIER_SHARE,
+            promoted: IdMap::default(),
         })
     }
 
@@ -153,12 +156,10 @@ impl Allox {
         if let Some(w) = self.max_wait {
             seconds("max wait", w)?;
         }
-        if let Some(k) = self.wait_factor {
-            seconds("wait factor", k)?;
-        }
         if let Some(p) = self.preemption {
             seconds("round", p.round)?;
             seconds("minimum run time", p.min_run)?;
+            seconds("wait factor", p.wait_factor)?;
             if p.round <= 0.0 {
                 return Err(PolicyError::Parameter(format!(
                     "round {} must be longer than 0 s",
@@ -205,11 +206,8 @@ impl Policy for Allox {
             None => extras.push("no-bound".to_string()),
             Some(_) => {}
         }
-        if let Some(k) = self.wait_factor {
-            extras.push(format!("wait={k}x"));
-        }
         if let Some(p) = self.preemption {
-            extras.push(format!("preempt={}", p.round));
+            extras.push(format!("preempt={},{}x", p.round, p.wait_factor));
         }
         if extras.is_empty() {
             base
@@ -270,7 +268,7 @@ impl Policy for Allox {
             .collect();
         let mut plan: Option<Plan> = None;
         let mut starts = Vec::new();
-        if self.max_wait.is_some() || self.wait_factor.is_some() {
+        if self.max_wait.is_some() || self.preemption.is_some() {
             let tiered = self.serve_overdue(view, left, &mut idle, &mut free_in, &mut scores);
             starts = tiered.starts;
             left = tiered.left;

@@ -1,0 +1,191 @@
+//! No job starves: AlloX's waiting-time bound (a tier for overdue jobs)
+//! and its preemption in rounds, in the simulator.
+
+use fairmatch::metrics::JobOutcome;
+use fairmatch::model::{Cluster, Flavor, Job, Scenario, User, Width, Workload};
+use fairmatch::policy::allox::{Allox, Preemption};
+use fairmatch::policy::{Policy, PolicyError, Start, View};
+use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions};
+
+fn options(preempt_overhead: f64) -> SimOptions {
+    SimOptions {
+        estimates: EstimateSource::Input,
+        profile: Profiling::Off,
+        job_overhead: 0.0,
+        preempt_overhead,
+    }
+}
+
+/// One flavor of `slots` slots; `jobs` as (user, arrival, run time).
+fn scenario(slots: usize, jobs: &[(usize, f64, f64)]) -> Scenario {
+    Scenario {
+        cluster: Cluster::new(vec![Flavor {
+            name: "gpu".into(),
+            slots,
+            per_node: 1,
+        }])
+        .unwrap(),
+        workload: Workload {
+            users: (0..2)
+                .map(|u| User::new(format!("u{u}"), 1.0).unwrap())
+                .collect(),
+            jobs: jobs
+                .iter()
+                .enumerate()
+                .map(|(i, &(user, arrival, t))| Job {
+                    name: format!("j{i}"),
+                    user,
+                    arrival,
+                    durations: vec![Some(t)],
+                    estimates: vec![None],
+                    width: Width::ONE,
+                })
+                .collect(),
+        },
+    }
+}
+
+fn run(s: &Scenario, policy: &mut dyn Policy, overhead: f64) -> Vec<JobOutcome> {
+    simulate(s, policy, &options(overhead), &mut |_| {})
+        .unwrap()
+        .jobs
+}
+
+/// A long job arrives at t = 50 behind a stream of 100 s jobs, four every
+/// 100 s for 20,000 s, on four slots: the stream alone fills the cluster,
+/// and every stream job is shorter, so a matching that minimises total
+/// completion time never starts the long one while the stream lasts.
+fn long_job_behind_a_stream() -> Scenario {
+    let mut jobs = vec![(0, 50.0, 5_000.0)];
+    for k in 0..200 {
+        for _ in 0..4 {
+            jobs.push((1, k as f64 * 100.0, 100.0));
+        }
+    }
+    scenario(4, &jobs)
+}
+
+#[test]
+fn an_overdue_job_starts_within_its_bound_plus_one_run() {
+    let s = long_job_behind_a_stream();
+    let wait = |max_wait: Option<f64>| {
+        let mut allox = Allox::new(1.0).unwrap();
+        allox.max_wait = max_wait;
+        let long = &run(&s, &mut allox, 0.0)[0];
+        long.start - long.arrival
+    };
+    // Overdue at 2,000 s, it holds the first slot that frees, which is
+    // at most one stream job (100 s) away.
+    let bounded = wait(Some(2_000.0));
+    assert!(bounded > 2_000.0 && bounded <= 2_100.0, "waited {bounded}");
+    // Without the bound it waits for the stream to end: this can fail.
+    let unbounded = wait(None);
+    assert!(unbounded >= 19_900.0, "waited {unbounded}");
+}
+
+#[test]
+fn the_default_bound_is_on_and_seventeen_hours() {
+    let allox = Allox::new(1.0).unwrap();
+    assert_eq!(allox.max_wait, Some(17.0 * 3600.0));
+    assert_eq!(allox.preemption, None);
+    assert_eq!(allox.label(), "allox(a=1)");
+    let mut off = Allox::new(1.0).unwrap();
+    off.max_wait = None;
+    assert_eq!(off.label(), "allox(a=1,no-bound)");
+}
+
+/// Allox, recording every preemption it asks for with the stopped job's
+/// time since its last start.
+struct Recorded {
+    allox: Allox,
+    stopped: Vec<(usize, f64)>,
+}
+
+impl Policy for Recorded {
+    fn label(&self) -> String {
+        self.allox.label()
+    }
+    fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
+        self.allox.decide(view)
+    }
+    fn preempt(&mut self, view: &View<'_>) -> Result<Vec<usize>, PolicyError> {
+        let stop = self.allox.preempt(view)?;
+        for &id in &stop {
+            let run = view.running.iter().find(|r| r.id == id).expect("running");
+            self.stopped.push((id, view.now - run.started));
+        }
+        Ok(stop)
+    }
+    fn wake_at(&self, view: &View<'_>) -> Option<f64> {
+        self.allox.wake_at(view)
+    }
+}
+
+fn preemptive(max_wait: f64) -> Recorded {
+    let mut allox = Allox::new(1.0).unwrap();
+    allox.max_wait = Some(max_wait);
+    allox.preemption = Some(Preemption::default());
+    Recorded {
+        allox,
+        stopped: Vec::new(),
+    }
+}
+
+#[test]
+fn a_preempted_job_resumes_with_its_work_left_and_the_restart_cost() {
+    // Two slots busy with 100,000 s jobs from t = 0; a 100 s job arrives
+    // at t = 10. It is overdue past 10x its length (1,000 s); rounds
+    // start with the first decision, at 0, 360, 720 and 1,080 s, so at
+    // 1,080 s a long job (both have run three rounds) gives way. The short
+    // job runs 1,080..1,180; the stopped one restarts at 1,180, pays 30 s,
+    // and finishes its 98,920 s left.
+    let s = scenario(
+        2,
+        &[(0, 0.0, 100_000.0), (0, 0.0, 100_000.0), (1, 10.0, 100.0)],
+    );
+    let mut policy = preemptive(1e9);
+    let out = run(&s, &mut policy, 30.0);
+    assert_eq!((out[2].start, out[2].finish), (1_080.0, 1_180.0));
+    assert_eq!(policy.stopped.len(), 1);
+    let (victim, ran) = policy.stopped[0];
+    assert_eq!(ran, 1_080.0);
+    assert_eq!(out[victim].preemptions, 1);
+    assert_eq!(out[victim].finish, 1_180.0 + 30.0 + 98_920.0);
+    assert_eq!(out[victim].longest_wait, 100.0);
+    // The other long job was never touched.
+    let other = 1 - victim;
+    assert_eq!((out[other].preemptions, out[other].finish), (0, 100_000.0));
+    // Without preemption the short job waits for a long one to end.
+    let mut plain = Allox::new(1.0).unwrap();
+    plain.max_wait = Some(1e9);
+    assert_eq!(run(&s, &mut plain, 30.0)[2].start, 100_000.0);
+}
+
+#[test]
+fn no_job_is_preempted_before_its_minimum_run_and_every_job_completes_once() {
+    // One slot, overloaded: a long job, then a 50 s job every 200 s for
+    // 20,000 s. Short jobs go overdue at 500 s and take the slot from
+    // whatever has run a round; the long job keeps progressing a round
+    // at a time and finishes.
+    let mut jobs = vec![(0, 0.0, 4_000.0)];
+    for k in 0..100 {
+        jobs.push((1, 100.0 + k as f64 * 200.0, 50.0));
+    }
+    let s = scenario(1, &jobs);
+    let mut policy = preemptive(1e9);
+    let out = run(&s, &mut policy, 10.0);
+    assert_eq!(out.len(), jobs.len());
+    assert!(!policy.stopped.is_empty());
+    for &(id, ran) in &policy.stopped {
+        assert!(ran >= 360.0, "job {id} stopped after {ran} s");
+    }
+    let total: u32 = out.iter().map(|o| o.preemptions).sum();
+    assert_eq!(total as usize, policy.stopped.len());
+    // Nothing is lost: from its first start, every job took at least its
+    // length plus 10 s per restart.
+    for (o, &(_, _, t)) in out.iter().zip(&jobs) {
+        assert!(o.finish - o.start >= t + 10.0 * f64::from(o.preemptions) - 1e-6);
+    }
+    let long = &out[0];
+    assert!(long.preemptions > 0, "the long job gave way");
+}
