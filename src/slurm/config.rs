@@ -27,6 +27,10 @@ pub struct Config {
     pub candidate_rule: CandidateRule,
     /// Seconds a re-plan must gain to move a planned job to another node.
     pub stickiness: f64,
+    /// AlloX's waiting-time bound: a job that has waited this long since it
+    /// was submitted goes ahead of every job that has not. `None`
+    /// (`MaxWait=off`): no bound.
+    pub max_wait: Option<f64>,
     /// The exact matching solver. `classes` is faster on deep queues and
     /// keeps its matching between plans, but only without stickiness:
     /// with it, every solve is `fast`'s.
@@ -77,6 +81,7 @@ impl Default for Config {
             max_candidates: Some(DEFAULT_MAX_CANDIDATES),
             candidate_rule: CandidateRule::Shortest,
             stickiness: 1.0,
+            max_wait: Some(crate::policy::allox::MAX_WAIT),
             solver: SolverKind::default(),
             fairshare_by: FairshareBy::User,
             cpus_per_slot: 0,
@@ -144,6 +149,17 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
             config.stickiness = match value.parse::<f64>() {
                 Ok(s) if s.is_finite() && s >= 0.0 => s,
                 _ => parse_duration(value)?,
+            };
+        }
+        "maxwait" => {
+            config.max_wait = match value.to_ascii_lowercase().as_str() {
+                "off" | "none" => None,
+                _ => Some(match value.parse::<f64>() {
+                    Ok(s) if s.is_finite() && s >= 0.0 => s,
+                    _ => parse_duration(value).map_err(|e| {
+                        format!("MaxWait must be seconds, a duration such as 17h, or off: {e}")
+                    })?,
+                }),
             };
         }
         "solver" => {
@@ -215,8 +231,9 @@ mod tests {
             "f.conf",
             "# comment\nAlpha=0.25\nmaxcandidates=50\nFairshareBy=account\nCpusPerSlot=4\n\
              DefaultRuntime=1h\nIntervalMs=100 # fast\nPartitions=cpu, gpu\nCandidateRule=Arrival\nLockHoldMs=20\n\
-             EventPollMs=0\nSolver=Classes\n",
+             EventPollMs=0\nSolver=Classes\nMaxWait=2h\n",
         );
+        assert_eq!(c.max_wait, Some(7200.0));
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(c.solver, SolverKind::Classes);
         assert_eq!(c.alpha, 0.25);
@@ -233,14 +250,26 @@ mod tests {
     }
 
     #[test]
+    fn the_waiting_bound_is_on_by_default_and_can_be_turned_off() {
+        assert_eq!(Config::default().max_wait, Some(17.0 * 3600.0));
+        for off in ["MaxWait=off", "MaxWait=None"] {
+            let (c, w) = parse("f.conf", off);
+            assert!(w.is_empty(), "{w:?}");
+            assert_eq!(c.max_wait, None);
+        }
+        assert_eq!(parse("f.conf", "MaxWait=90").0.max_wait, Some(90.0));
+    }
+
+    #[test]
     fn bad_lines_warn_and_keep_defaults() {
         let (c, w) = parse(
             "f.conf",
             "Alpha=7\nColor=blue\nnonsense\nIntervalMs=1\nCandidateRule=random\nLockHoldMs=0\n\
-             EventPollMs=5\nSolver=munkres\n",
+             EventPollMs=5\nSolver=munkres\nMaxWait=soon\n",
         );
         assert_eq!(c, Config::default());
-        assert_eq!(w.len(), 8);
+        assert_eq!(w.len(), 9);
+        assert!(w[8].contains("MaxWait must be"), "{w:?}");
         assert!(w[7].contains("Solver must be"), "{w:?}");
         assert!(w[0].starts_with("f.conf:1: Alpha"), "{w:?}");
         assert!(w[1].contains("unknown key 'Color'"));

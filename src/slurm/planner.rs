@@ -53,6 +53,7 @@ fn configure(allox: &mut Allox, config: &Config) {
     if let Err(e) = allox.set_stickiness(config.stickiness) {
         log::error!("{e}; keeping {}", allox.stickiness);
     }
+    allox.max_wait = config.max_wait;
 }
 
 /// Plans which pending Slurm jobs start where, cycle after cycle, with AlloX
