@@ -80,7 +80,7 @@ typedef struct {
 	 * (sacctmgr's Fairshare=); 0 when unknown or inherited. */
 	double user_shares;
 	double account_shares;
-	double submit;
+	double eligible;
 	/* Pending only: nodes the job may use (--exclude, --nodelist,
 	 * --constraint, reservations), indices into fm_snapshot_t.nodes. */
 	const uint32_t *nodes;

@@ -289,7 +289,15 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 		j->gpus = 0, type[0] = '\0';
 	j->gpu_type = _keep(type);
 	j->shares_cpus = job_ptr->details && job_ptr->details->share_res == 1;
-	j->submit = job_ptr->details ? job_ptr->details->submit_time : 0;
+	/* Slurm sets begin_time when the job becomes eligible (released,
+	 * dependencies met, --begin passed): a wait counts from then. */
+	j->eligible = 0;
+	if (job_ptr->details) {
+		time_t t = job_ptr->details->submit_time;
+		if (job_ptr->details->begin_time > t)
+			t = job_ptr->details->begin_time;
+		j->eligible = t;
+	}
 }
 
 /* Its strings are kept (_keep), not owned. */

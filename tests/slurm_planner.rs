@@ -43,7 +43,7 @@ fn cluster(now: f64) -> Snapshot {
 
 fn job(id: u32, user: &str, comment: &str) -> JobInfo {
     JobInfo {
-        submit: 1000.0 + f64::from(id),
+        eligible: 1000.0 + f64::from(id),
         ..JobInfo::pending(id, user, comment, &["cpu", "gpu"])
     }
 }
@@ -268,7 +268,7 @@ fn small_alpha_lets_a_second_user_in_ahead_of_a_long_queue() {
     }
     let mut late = job(31, "bob", "fairmatch: cpu=60s");
     late.partitions = vec!["cpu".into()];
-    late.submit = 2000.0;
+    late.eligible = 2000.0;
     snap.pending.push(late);
     let d = planner.plan(&snap);
     assert_eq!(
@@ -817,4 +817,36 @@ fn a_job_that_may_preempt_is_retried_on_the_same_node_at_once() {
         starts(&planner.plan(&snap), 1),
         vec![("gpu".into(), "g1".into())]
     );
+}
+
+#[test]
+fn an_overdue_job_goes_ahead_of_shorter_ones() {
+    // Both CPU slots free; a 4 s job eligible at 1,000 s, then twenty 1 s
+    // jobs eligible at 1,001 s. At 1,005 s nothing is overdue and the
+    // matching starts two short jobs; at 1,007 s the long job has waited
+    // past MaxWait (6 s), the short ones not, and it takes a slot at once.
+    let config = Config {
+        max_wait: Some(6.0),
+        ..Config::default()
+    };
+    let queue = |now: f64| {
+        let mut snap = cluster(now);
+        snap.partitions.truncate(1);
+        snap.nodes.truncate(2);
+        snap.pending = (1..=20)
+            .map(|id| JobInfo {
+                eligible: 1001.0,
+                ..JobInfo::pending(id, "alice", "fairmatch: cpu=1s", &["cpu"])
+            })
+            .collect();
+        snap.pending.push(JobInfo {
+            eligible: 1000.0,
+            ..JobInfo::pending(99, "bob", "fairmatch: cpu=4s", &["cpu"])
+        });
+        snap
+    };
+    let early = Planner::new(config.clone()).plan(&queue(1005.0));
+    assert_eq!(placed(&early, 99), None);
+    let late = Planner::new(config).plan(&queue(1007.0));
+    assert!(placed(&late, 99).is_some(), "{late:?}");
 }

@@ -26,7 +26,7 @@ fn cluster() -> Snapshot {
 fn job(id: u32, gpus: u32, comment: &str) -> JobInfo {
     JobInfo {
         gpus,
-        submit: 1000.0 + f64::from(id),
+        eligible: 1000.0 + f64::from(id),
         ..JobInfo::pending(id, "alice", comment, &["gpu"])
     }
 }

@@ -70,7 +70,7 @@ fn submitted(rng: &mut Rng, id: u32) -> JobInfo {
         tasks: if rng.below(8) == 0 { 3 } else { 1 },
         account: format!("acct-{}", &user[..1]),
         user_shares: Some(1.0 + (user.len() % 3) as f64),
-        submit: 1000.0 + rng.below(40) as f64, // ties in arrival
+        eligible: 1000.0 + rng.below(40) as f64, // ties in arrival
         checked: Checked::Not,
         ..JobInfo::pending(id, user, &comment, &["cpu", "gpu"])
     }

@@ -138,7 +138,7 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
         shares_cpus: j.shares_cpus != 0,
         user_shares: (j.user_shares > 0.0).then_some(j.user_shares),
         account_shares: (j.account_shares > 0.0).then_some(j.account_shares),
-        submit: j.submit,
+        eligible: j.eligible,
         usable_nodes,
         running,
         checked,

@@ -216,7 +216,7 @@ impl Planner {
                     checked: job.checked,
                     tasks: job.tasks,
                     job_id: job.job_id,
-                    arrival: job.submit,
+                    arrival: job.eligible,
                     group,
                     estimates,
                 }

@@ -188,8 +188,11 @@ pub struct JobInfo {
     pub user_shares: Option<f64>,
     /// See [`JobInfo::user_shares`].
     pub account_shares: Option<f64>,
-    /// Submit time.
-    pub submit: f64,
+    /// Since when it may start: Slurm's eligible time (`begin_time`, set
+    /// once the job is released, its dependencies are met and its
+    /// `--begin` has passed), or its submit time if later. Its wait, and
+    /// so its waiting-time bound, counts from here.
+    pub eligible: f64,
     /// Pending jobs: the nodes it may use (`--exclude`, `--nodelist`,
     /// `--constraint`, reservations), as indices into [`Snapshot::nodes`].
     pub usable_nodes: Option<Vec<usize>>,
@@ -203,7 +206,7 @@ pub struct JobInfo {
 impl JobInfo {
     /// A pending job of one task on one CPU, asking for no GPU, with
     /// `comment` and no time limit; runnable in `partitions`, on any node,
-    /// submitted at 0.
+    /// eligible at 0.
     pub fn pending(job_id: u32, user: &str, comment: &str, partitions: &[&str]) -> Self {
         JobInfo {
             job_id,
@@ -220,7 +223,7 @@ impl JobInfo {
             shares_cpus: false,
             user_shares: None,
             account_shares: None,
-            submit: 0.0,
+            eligible: 0.0,
             usable_nodes: None,
             running: None,
             checked: Checked::Runnable,

@@ -230,7 +230,7 @@ impl<'s> SnapshotView<'s> {
                 self.pending.push(PendingJob {
                     id,
                     user,
-                    arrival: job.submit,
+                    arrival: job.eligible,
                     estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
                     width: width_of(job),
                 });

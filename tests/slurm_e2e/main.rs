@@ -12,6 +12,7 @@ mod shared_cluster;
 mod slurm_rules;
 mod typed_gpus;
 mod versions;
+mod waiting_bound;
 
 use fairmatch::bundled::Bundled;
 use fairmatch::io::allox_format;
