@@ -16,8 +16,19 @@ const MAX_WAIT: f64 = 6.0;
 /// its eligible time, and the average JCT of all from `B`, in seconds.
 fn long_job_wait(sched: &str) -> (f64, f64) {
     let conf = format!("IntervalMs=100\nMaxWait={MAX_WAIT}\n");
+    // Backfill looks every second, as fairmatch does (IntervalMs), not
+    // every 30 s: the comparison is of the order, not of the cadence.
     let c = Cluster::start(
-        &["--sched", sched, "--cpu-nodes", "2", "--cpus", "1"],
+        &[
+            "--sched",
+            sched,
+            "--sched-params",
+            "bf_interval=1",
+            "--cpu-nodes",
+            "2",
+            "--cpus",
+            "1",
+        ],
         &conf,
     );
     let begin = (now() + 6.0).ceil();
