@@ -121,10 +121,13 @@ impl Policy for Recorded {
     }
 }
 
-fn preemptive(max_wait: f64) -> Recorded {
+fn preemptive(max_wait: f64, for_gain: bool) -> Recorded {
     let mut allox = Allox::new(1.0).unwrap();
     allox.max_wait = Some(max_wait);
-    allox.preemption = Some(Preemption::default());
+    allox.preemption = Some(Preemption {
+        for_gain,
+        ..Preemption::default()
+    });
     Recorded {
         allox,
         stopped: Vec::new(),
@@ -143,7 +146,7 @@ fn a_preempted_job_resumes_with_its_work_left_and_the_restart_cost() {
         2,
         &[(0, 0.0, 100_000.0), (0, 0.0, 100_000.0), (1, 10.0, 100.0)],
     );
-    let mut policy = preemptive(1e9);
+    let mut policy = preemptive(1e9, false);
     let out = run(&s, &mut policy, 30.0);
     assert_eq!((out[2].start, out[2].finish), (1_080.0, 1_180.0));
     assert_eq!(policy.stopped.len(), 1);
@@ -172,7 +175,7 @@ fn no_job_is_preempted_before_its_minimum_run_and_every_job_completes_once() {
         jobs.push((1, 100.0 + k as f64 * 200.0, 50.0));
     }
     let s = scenario(1, &jobs);
-    let mut policy = preemptive(1e9);
+    let mut policy = preemptive(1e9, true);
     let out = run(&s, &mut policy, 10.0);
     assert_eq!(out.len(), jobs.len());
     assert!(!policy.stopped.is_empty());
@@ -188,4 +191,34 @@ fn no_job_is_preempted_before_its_minimum_run_and_every_job_completes_once() {
     }
     let long = &out[0];
     assert!(long.preemptions > 0, "the long job gave way");
+}
+
+#[test]
+fn a_short_job_takes_a_long_ones_slot_when_the_total_gains_enough() {
+    // One slot, a 10,000 s job from t = 0, a 100 s job at t = 10. At the
+    // round at 360 s the short job would finish at 9,740 s; on the slot
+    // now it finishes at 460 s and delays the long one 130 s (its run and
+    // the 30 s restart): a gain of 9,510 s, over six rounds, and the long
+    // job has more than six times the short one's work left. So it is
+    // stopped at 360 s and finishes at 460 + 30 + 9,640 s.
+    let s = scenario(1, &[(0, 0.0, 10_000.0), (1, 10.0, 100.0)]);
+    let mut policy = preemptive(1e9, true);
+    let out = run(&s, &mut policy, 30.0);
+    assert_eq!(policy.stopped, vec![(0, 360.0)]);
+    assert_eq!((out[1].start, out[1].finish), (360.0, 460.0));
+    assert_eq!(out[0].finish, 460.0 + 30.0 + 9_640.0);
+    // Overdue-only, the short job waits past 10x its length: the round at
+    // 1,080 s. A total of JCTs 10,130 + 450 against 10,130 + 1,170.
+    let mut overdue_only = preemptive(1e9, false);
+    run(&s, &mut overdue_only, 30.0);
+    assert_eq!(overdue_only.stopped, vec![(0, 1_080.0)]);
+    // A gain alone is not enough: a 2,000 s job behind the same long one
+    // would gain 11,640 - 4,030 = 7,610 s at 360 s, but the long job has
+    // under six times its work left, then and at every later round (and
+    // it is not overdue before 20,000 s). Nothing is stopped.
+    let s = scenario(1, &[(0, 0.0, 10_000.0), (1, 10.0, 2_000.0)]);
+    let mut policy = preemptive(1e9, true);
+    let out = run(&s, &mut policy, 30.0);
+    assert!(policy.stopped.is_empty(), "{:?}", policy.stopped);
+    assert_eq!(out[1].start, 10_000.0);
 }

@@ -160,6 +160,10 @@ pub struct SimulateArgs {
     /// work it has left.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = PreemptArg::Off)]
     preempt: PreemptArg,
+    /// With --preempt rounds: preempt only for overdue jobs, never to lower
+    /// the total JCT.
+    #[arg(long)]
+    no_preempt_gain: bool,
     /// With --preempt rounds: seconds between rounds.
     #[arg(long, value_name = "SECONDS", default_value_t = fairmatch::policy::allox::ROUND)]
     round: f64,

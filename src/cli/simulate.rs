@@ -234,6 +234,8 @@ fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, C
                     round: args.round,
                     min_run: args.min_run.unwrap_or(args.round),
                     wait_factor: args.wait_factor,
+                    restart: args.preempt_overhead,
+                    for_gain: !args.no_preempt_gain,
                 }),
             };
             Box::new(allox)

@@ -208,6 +208,9 @@ impl Policy for Allox {
         }
         if let Some(p) = self.preemption {
             extras.push(format!("preempt={},{}x", p.round, p.wait_factor));
+            if !p.for_gain {
+                extras.push("overdue-only".to_string());
+            }
         }
         if extras.is_empty() {
             base
