@@ -236,8 +236,10 @@ fn utilisation_chart(flavor: &str, runs: &[RunReport]) -> Result<Option<String>,
 /// Small multiples, one panel per run on the same axes: over the
 /// workload's arrivals (first to last, 50 spans), the longest wait of the
 /// jobs that arrived in each span, in hours, with the starvation bound as
-/// a red line. `None` without runs.
+/// a red line; on a log scale, so hours and months read on one axis
+/// (waits under 36 s sit on its floor). `None` without runs.
 fn waits_chart(runs: &[RunReport]) -> Result<Option<String>, CliError> {
+    const FLOOR: f64 = 0.01;
     if runs.is_empty() {
         return Ok(None);
     }
@@ -258,7 +260,7 @@ fn waits_chart(runs: &[RunReport]) -> Result<Option<String>, CliError> {
         root.fill(&WHITE).map_err(chart_error)?;
         let root = root
             .titled(
-                "Longest wait (hours) of the jobs arriving in each span of the workload",
+                "Longest wait (hours, log scale) of the jobs arriving in each span of the workload",
                 ("sans-serif", 16),
             )
             .map_err(chart_error)?;
@@ -269,14 +271,20 @@ fn waits_chart(runs: &[RunReport]) -> Result<Option<String>, CliError> {
                 .margin(6)
                 .x_label_area_size(22)
                 .y_label_area_size(38)
-                .build_cartesian_2d(0.0..100.0, 0.0..top)
+                .build_cartesian_2d(0.0..100.0, (FLOOR..top).log_scale())
                 .map_err(chart_error)?;
             chart
                 .configure_mesh()
                 .x_labels(5)
                 .y_labels(5)
                 .x_label_formatter(&|v| format!("{v:.0}%"))
-                .y_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| {
+                    if *v < 1.0 {
+                        format!("{v:.2}")
+                    } else {
+                        format!("{v:.0}")
+                    }
+                })
                 .draw()
                 .map_err(chart_error)?;
             let step = 100.0 / r.wait_series.len().max(1) as f64;
@@ -285,7 +293,7 @@ fn waits_chart(runs: &[RunReport]) -> Result<Option<String>, CliError> {
                     r.wait_series
                         .iter()
                         .enumerate()
-                        .map(|(k, &w)| ((k as f64 + 0.5) * step, hours(w))),
+                        .map(|(k, &w)| ((k as f64 + 0.5) * step, hours(w).max(FLOOR))),
                     BLUE.stroke_width(2),
                 ))
                 .map_err(chart_error)?;
