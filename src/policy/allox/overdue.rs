@@ -20,6 +20,9 @@
 //! arrivals exceed capacity, overdue jobs pile up, the tier serves them
 //! first come first served, and no non-preemptive policy bounds the wait;
 //! [`super::preemption`] is what bounds it then.
+//!
+//! The tier is the narrow path's. While a job wider than one slot waits,
+//! the gang plan decides (see [`super::gangs`]) with its own aging.
 
 use super::Allox;
 use crate::model::best_flavor;
