@@ -141,7 +141,8 @@ pub struct SimulateArgs {
     /// ahead of every job that has not, on the machine where it finishes
     /// soonest, and the matching plans the rest around it. Its wait is then
     /// at most this plus the rest of the run ahead of it, while the cluster
-    /// keeps up [default: 12 hours].
+    /// keeps up, and overdue jobs hold at most half of each flavor (17
+    /// hours by default).
     #[arg(long, value_name = "SECONDS", default_value_t = fairmatch::policy::allox::MAX_WAIT,
           conflicts_with = "no_max_wait")]
     max_wait: f64,
@@ -157,7 +158,9 @@ pub struct SimulateArgs {
     /// --max-wait and --wait-factor) that would wait past the round takes
     /// the machine of a running job (one that has run --min-run since it
     /// started, with the most work left), which is queued again with the
-    /// work it has left.
+    /// work it has left; then a waiting job takes one when the total JCT
+    /// falls by six rounds net of --preempt-overhead (--no-preempt-gain
+    /// turns this off).
     #[arg(long, value_enum, value_name = "MODE", default_value_t = PreemptArg::Off)]
     preempt: PreemptArg,
     /// With --preempt rounds: preempt only for overdue jobs, never to lower
@@ -564,7 +567,8 @@ impl BenchSolverArg {
 enum PreemptArg {
     /// AlloX never preempts.
     Off,
-    /// Preempt for overdue jobs at the start of each --round.
+    /// Preempt for overdue jobs, and for total JCT, at the start of each
+    /// --round.
     Rounds,
 }
 

@@ -160,6 +160,7 @@ impl Allox {
             seconds("round", p.round)?;
             seconds("minimum run time", p.min_run)?;
             seconds("wait factor", p.wait_factor)?;
+            seconds("restart", p.restart)?;
             if p.round <= 0.0 {
                 return Err(PolicyError::Parameter(format!(
                     "round {} must be longer than 0 s",
@@ -221,7 +222,7 @@ impl Policy for Allox {
 
     fn preempt(&mut self, view: &View<'_>) -> Result<Vec<usize>, PolicyError> {
         self.check()?;
-        Ok(self.preempt_overdue(view))
+        Ok(self.preempt_round(view))
     }
 
     fn wake_at(&self, view: &View<'_>) -> Option<f64> {

@@ -76,6 +76,16 @@ impl Allox {
         }
     }
 
+    /// Sorts `jobs` by how long they have waited, longest first (ties:
+    /// the lower id).
+    pub(super) fn oldest_first(&self, jobs: &mut [&PendingJob]) {
+        jobs.sort_by(|a, b| {
+            self.waiting_since(a)
+                .total_cmp(&self.waiting_since(b))
+                .then(a.id.cmp(&b.id))
+        });
+    }
+
     /// Whether `job` has waited past its bound.
     pub(super) fn is_overdue(&self, view: &View<'_>, job: &PendingJob) -> bool {
         self.bound_of(view, job)
@@ -96,11 +106,7 @@ impl Allox {
     ) -> Tiered<'v> {
         let (mut overdue, left): (Vec<&PendingJob>, Vec<&PendingJob>) =
             left.into_iter().partition(|j| self.is_overdue(view, j));
-        overdue.sort_by(|a, b| {
-            self.waiting_since(a)
-                .total_cmp(&self.waiting_since(b))
-                .then(a.id.cmp(&b.id))
-        });
+        self.oldest_first(&mut overdue);
         let mut starts = Vec::new();
         // Per flavor, the machines the tier may still take.
         let mut room: Vec<usize> = view
@@ -121,14 +127,14 @@ impl Allox {
         }
         let mut rest = Vec::new();
         for job in overdue {
-            let soonest = (0..view.machines.len())
-                .filter(|&m| room[view.machines[m].flavor] > 0)
-                .filter_map(|m| {
-                    view.estimate_on(job, m)
-                        .map(|p| (m, free_in[m] + p, !idle[m]))
-                })
-                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
-            let Some((m, _, _)) = soonest else {
+            let soonest = soonest_finish(
+                view,
+                job,
+                free_in,
+                |m| !idle[m],
+                |m| room[view.machines[m].flavor] > 0,
+            );
+            let Some((m, _)) = soonest else {
                 rest.push(job);
                 continue;
             };
@@ -153,4 +159,24 @@ impl Allox {
         left.extend(rest);
         Tiered { starts, left }
     }
+}
+
+/// The machine where `job` would finish soonest behind `free_in`, among
+/// those `allowed`, and when; ties go to a machine that is not `busy`,
+/// then to the lower index. `None` if it may use none of them.
+pub(super) fn soonest_finish(
+    view: &View<'_>,
+    job: &PendingJob,
+    free_in: &[f64],
+    busy: impl Fn(usize) -> bool,
+    allowed: impl Fn(usize) -> bool,
+) -> Option<(usize, f64)> {
+    (0..view.machines.len())
+        .filter(|&m| allowed(m))
+        .filter_map(|m| {
+            view.estimate_on(job, m)
+                .map(|p| (m, free_in[m] + p, busy(m)))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)))
+        .map(|(m, finish, _)| (m, finish))
 }

@@ -31,6 +31,7 @@
 //! [`GAIN_ROUNDS`] rounds net of the restart (see `preempt_for_gain`), as
 //! Gavel's round-based AlloX gets by re-solving every round.
 
+use super::overdue::soonest_finish;
 use super::Allox;
 use crate::policy::{PendingJob, View};
 
@@ -87,8 +88,10 @@ impl Default for Preemption {
 
 impl Allox {
     /// The running jobs to stop now: at a round's start, one per overdue
-    /// narrow job that would otherwise wait past the round.
-    pub(super) fn preempt_overdue(&mut self, view: &View<'_>) -> Vec<usize> {
+    /// narrow job that would otherwise wait past the round, then (unless
+    /// [`Preemption::for_gain`] is off) those whose machines lower the
+    /// total JCT enough (`preempt_for_gain`).
+    pub(super) fn preempt_round(&mut self, view: &View<'_>) -> Vec<usize> {
         let Some(rule) = self.preemption else {
             return Vec::new();
         };
@@ -102,11 +105,7 @@ impl Allox {
             .iter()
             .filter(|j| j.width.is_one() && self.is_overdue(view, j))
             .collect();
-        overdue.sort_by(|a, b| {
-            self.waiting_since(a)
-                .total_cmp(&self.waiting_since(b))
-                .then(a.id.cmp(&b.id))
-        });
+        self.oldest_first(&mut overdue);
         let machines = view.machines.len();
         let mut free_in: Vec<f64> = (0..machines).map(|m| view.free_in(m)).collect();
         // Per machine, the narrow job on it that may give way.
@@ -122,14 +121,11 @@ impl Allox {
         }
         let mut stop = Vec::new();
         for job in overdue {
-            let finish = |m: usize, free: &[f64]| view.estimate_on(job, m).map(|p| free[m] + p);
-            let Some((best, best_finish)) = (0..machines)
-                .filter_map(|m| finish(m, &free_in).map(|f| (m, f)))
-                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+            let Some((best, best_finish)) =
+                soonest_finish(view, job, &free_in, |_| false, |_| true)
             else {
                 continue;
             };
-            let p_best = best_finish - free_in[best];
             if free_in[best] > rule.round {
                 let taken = (0..machines)
                     .filter(|&m| victim[m].is_some() && free_in[m] > rule.round)
@@ -142,7 +138,7 @@ impl Allox {
                     continue;
                 }
             }
-            free_in[best] += p_best;
+            free_in[best] = best_finish;
         }
         if rule.for_gain {
             self.preempt_for_gain(view, rule, &mut free_in, &mut victim, &mut stop);
@@ -184,9 +180,7 @@ impl Allox {
             if !victim.iter().any(Option::is_some) {
                 break;
             }
-            let Some(soonest) = (0..machines)
-                .filter_map(|m| view.estimate_on(job, m).map(|p| free_in[m] + p))
-                .min_by(f64::total_cmp)
+            let Some((best, soonest)) = soonest_finish(view, job, free_in, |_| false, |_| true)
             else {
                 continue;
             };
@@ -203,19 +197,9 @@ impl Allox {
                     stop.push(victim[m].take().expect("filtered on it"));
                     free_in[m] = p;
                 }
-                None => {
-                    // It waits; the matching will place it, behind what
-                    // is planned: its soonest machine is that much later.
-                    if let Some(m) = (0..machines)
-                        .filter(|&m| view.estimate_on(job, m).is_some())
-                        .min_by(|&a, &b| {
-                            let f = |m: usize| free_in[m] + view.estimate_on(job, m).unwrap_or(0.0);
-                            f(a).total_cmp(&f(b))
-                        })
-                    {
-                        free_in[m] += view.estimate_on(job, m).unwrap_or(0.0);
-                    }
-                }
+                // It waits; the matching will place it behind what is
+                // planned, so its soonest machine is taken until then.
+                None => free_in[best] = soonest,
             }
         }
     }
