@@ -14,10 +14,11 @@ mod shim {
     use std::path::PathBuf;
 
     pub fn build() {
-        const SOURCES: [&str; 6] = [
+        const SOURCES: [&str; 7] = [
             "c_shim/sched_fairmatch.c",
             "c_shim/fm_snapshot.c",
             "c_shim/fm_start.c",
+            "c_shim/fm_preempt.c",
             "c_shim/fm_deadline.c",
             "c_shim/fm_hold.c",
             "c_shim/fm_loaded_by.c",

@@ -93,6 +93,11 @@ typedef struct {
 	const char *run_partition;
 	const char *run_node;
 	double start;
+	/* Slurm may requeue it: a batch job that allows it. */
+	int requeue;
+	const char *qos;         /* its QOS's name, or "" */
+	/* Seconds of notice its --signal asks for; < 0 without --signal. */
+	double notice;
 } fm_job_t;
 
 typedef struct {
@@ -122,13 +127,16 @@ typedef struct {
 
 #define FM_WAIT 0
 #define FM_START 1
+/* A running job gives way: requeued now, or (`notice`) sent its --signal
+ * now, the requeue following in a later decision. */
+#define FM_PREEMPT 2
 #define FM_TEXT 256
 /* At most this many tasks of one array are planned per cycle. */
 #define FM_MAX_TASKS 256
 
 typedef struct {
 	uint32_t job_id;
-	int32_t action;            /* FM_WAIT or FM_START */
+	int32_t action;            /* FM_WAIT, FM_START or FM_PREEMPT */
 	char partition[FM_TEXT];   /* FM_START: where */
 	char node[FM_TEXT];
 	/* FM_START: GPUs it gets on the node (its own request, or one for
@@ -140,6 +148,7 @@ typedef struct {
 	 * stands for `reason`, as backfill shows it. */
 	int32_t for_resources;
 	char note[FM_TEXT];        /* "" or a note for the admin comment */
+	int32_t notice;            /* FM_PREEMPT: signal now, requeue later */
 } fm_decision_t;
 
 #define FM_STARTED 1

@@ -78,6 +78,21 @@ static inline int fm_job_test_resv(job_record_t *job_ptr, time_t *when,
 	return rc;
 }
 
+/* Requeueing a running job as preemption does, by slurmctld's own user:
+ * 25.11 replaced job_requeue(uid, job_id, msg, preempt, flags) by
+ * job_requeue_internal(uid, job_ptr, preempt, flags) (checked against
+ * 24.11 and 25.11). */
+static inline int fm_job_requeue(job_record_t *job_ptr)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	return job_requeue_internal(slurm_conf.slurm_user_id, job_ptr, true,
+				    0);
+#else
+	return job_requeue(slurm_conf.slurm_user_id, job_ptr->job_id, NULL,
+			   true, 0);
+#endif
+}
+
 /* select_nodes(): 24.05 bundled job_ptr/err_msg into job_node_select_t
  * and dropped the select_node_bitmap out-argument. */
 static inline int fm_select_nodes(job_record_t *job_ptr, bool test_only,

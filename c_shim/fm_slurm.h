@@ -243,6 +243,13 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 		const fm_reservation_t *resv, fm_outcome_t *outcomes,
 		fm_hold_t *h);
 void fm_fallback(void);
+
+/* fm_preempt.c: caller holds the cycle locks. Carries out one FM_PREEMPT
+ * decision: the job's --signal now, or its requeue. */
+void fm_preempt(const fm_decision_t *dec);
+/* Requeues since the job state was last saved, and that it was. */
+uint32_t fm_requeued_unsaved(void);
+void fm_requeues_saved(void);
 void fm_free_reservation(fm_reservation_t *resv);
 
 #endif

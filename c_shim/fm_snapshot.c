@@ -291,6 +291,11 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 	j->shares_cpus = job_ptr->details && job_ptr->details->share_res == 1;
 	/* Slurm sets begin_time when the job becomes eligible (released,
 	 * dependencies met, --begin passed): a wait counts from then. */
+	/* What preemption needs of a running job (docs/operations.md). */
+	j->requeue = job_ptr->batch_flag && job_ptr->details &&
+		     job_ptr->details->requeue;
+	j->qos = _keep(job_ptr->qos_ptr ? job_ptr->qos_ptr->name : NULL);
+	j->notice = job_ptr->warn_signal ? job_ptr->warn_time : -1;
 	j->eligible = 0;
 	if (job_ptr->details) {
 		time_t t = job_ptr->details->submit_time;

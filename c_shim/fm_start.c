@@ -357,6 +357,10 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 		if (fm_hold_spent(h) && !fm_hold_yield(h))
 			break;
 		h->worked = true;
+		if (dec->action == FM_PREEMPT) {
+			fm_preempt(dec);
+			continue;
+		}
 		job_record_t *job_ptr = find_job_record(dec->job_id);
 		bool live = job_ptr && fm_startable(job_ptr) &&
 			    fm_managed(job_ptr);

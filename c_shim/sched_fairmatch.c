@@ -200,9 +200,13 @@ static uint32_t _make_durable(fm_hold_t *h)
 		     (watch.last_end == durable_end &&
 		      watch.ended_in_last > durable_ended) ||
 		     watch.completing != durable_completing;
-	if (!fm_deferred_count() &&
+	/* A requeue is saved at once, as a start is: a controller that died
+	 * before would restart with the job still running on a node that
+	 * killed it. */
+	if (!fm_deferred_count() && !fm_requeued_unsaved() &&
 	    (!ended || fm_usec_since(&last_save) < settings.interval_ms * 1000U))
 		return 0;
+	fm_requeues_saved();
 	struct timeval t;
 	gettimeofday(&t, NULL);
 	int rc = dump_all_job_state();
@@ -369,9 +373,10 @@ static bool _cycle(void)
 	last_plan = _monotonic_seconds();
 
 	/* Rust decides only the runnable jobs: a wait and a start per task at
-	 * most each. (Sized by the whole queue, the two arrays were 11 MB
-	 * zeroed per cycle at 4,500 pending jobs.) */
-	size_t cap = 0, checked = 0;
+	 * most each, and a preemption per running job at most. (Sized by the
+	 * whole queue, the two arrays were 11 MB zeroed per cycle at 4,500
+	 * pending jobs.) */
+	size_t cap = snap.n_running, checked = 0;
 	for (size_t i = 0; i < snap.n_pending; i++) {
 		if (snap.pending[i].checked == FM_CHECK_RUNNABLE)
 			cap += 1 + snap.pending[i].tasks;

@@ -61,7 +61,7 @@ fn placed(
                 node,
                 gpus,
             } => Some((partition.clone(), node.clone(), *gpus)),
-            Action::Wait => None,
+            Action::Wait | Action::Preempt { .. } => None,
         })
 }
 
@@ -296,7 +296,7 @@ fn starts(decisions: &[fairmatch::slurm::snapshot::Decision], id: u32) -> Vec<(S
             Action::Start {
                 partition, node, ..
             } => Some((partition.clone(), node.clone())),
-            Action::Wait => None,
+            Action::Wait | Action::Preempt { .. } => None,
         })
         .collect()
 }

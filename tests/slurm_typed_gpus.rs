@@ -42,7 +42,7 @@ fn starts(decisions: &[Decision], id: u32) -> Vec<(String, String, u32)> {
                 node,
                 gpus,
             } => Some((partition.clone(), node.clone(), *gpus)),
-            Action::Wait => None,
+            Action::Wait | Action::Preempt { .. } => None,
         })
         .collect()
 }

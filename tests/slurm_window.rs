@@ -103,7 +103,7 @@ fn starts(decisions: &[fairmatch::slurm::snapshot::Decision]) -> Vec<(u32, Strin
             Action::Start {
                 partition, node, ..
             } => Some((d.job_id, partition.clone(), node.clone())),
-            Action::Wait => None,
+            Action::Wait | Action::Preempt { .. } => None,
         })
         .collect();
     s.sort();

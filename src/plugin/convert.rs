@@ -142,6 +142,9 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
         usable_nodes,
         running,
         checked,
+        requeue: j.requeue != 0,
+        qos: text(j.qos),
+        notice: (j.notice >= 0.0).then_some(j.notice),
     }
 }
 
@@ -195,6 +198,10 @@ pub fn decision(d: &Decision, out: &mut raw::fm_decision_t) {
             out.gpus = *gpus;
         }
         Action::Wait => out.action = raw::FM_WAIT as i32,
+        Action::Preempt { notice } => {
+            out.action = raw::FM_PREEMPT as i32;
+            out.notice = i32::from(*notice);
+        }
     }
     copy(&d.reason, &mut out.reason);
     out.for_resources = i32::from(d.for_resources);

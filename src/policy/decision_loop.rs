@@ -248,6 +248,7 @@ mod tests {
                     machine: s.machine,
                     started: 0.0,
                     estimates: job.estimates,
+                    preemptible: true,
                 });
             }
             Ok(())

@@ -45,6 +45,10 @@ pub struct RunningJob {
     pub started: f64,
     /// Estimated run time per flavor; `None` = cannot run there.
     pub estimates: Vec<Option<f64>>,
+    /// A preemptive policy may stop it. In the simulator every job may
+    /// be; in Slurm only one that opted in (and not again before its
+    /// minimum run time, nor while it is being stopped).
+    pub preemptible: bool,
 }
 
 /// One slot of one flavor.
@@ -161,8 +165,8 @@ pub trait Policy {
 
     /// Preemptive policies: running jobs (by [`RunningJob::id`]) to stop
     /// now and queue again with the work they have left; asked before
-    /// [`Policy::decide`] whenever jobs wait. Only the simulator asks: the
-    /// Slurm plugin runs AlloX, which never preempts.
+    /// [`Policy::decide`] whenever jobs wait. Only jobs marked
+    /// [`RunningJob::preemptible`] may be named.
     fn preempt(&mut self, _view: &View<'_>) -> Result<Vec<usize>, PolicyError> {
         Ok(Vec::new())
     }

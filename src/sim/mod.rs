@@ -752,6 +752,7 @@ impl Sim<'_> {
                     machine: m,
                     started,
                     estimates: self.scaled_estimates(job, fraction),
+                    preemptible: true,
                 }),
                 _ => None,
             })

@@ -15,6 +15,19 @@ pub enum FairshareBy {
     Account,
 }
 
+/// Which waiting jobs may stop a running one (that opted in).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreemptMode {
+    /// Never (the default).
+    Off,
+    /// Jobs past their waiting-time bound, once per round.
+    Overdue,
+    /// Those, and any job whose start there lowers the total JCT by more
+    /// than six rounds net of the restart (the simulator's `--preempt
+    /// rounds`).
+    Gain,
+}
+
 /// The plugin's settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -31,6 +44,17 @@ pub struct Config {
     /// was submitted goes ahead of every job that has not. `None`
     /// (`MaxWait=off`): no bound.
     pub max_wait: Option<f64>,
+    /// Preemption through Slurm's requeue; off by default.
+    pub preempt: PreemptMode,
+    /// Seconds between preemption rounds.
+    pub preempt_round: f64,
+    /// Seconds a job runs after each start before it may be preempted.
+    pub preempt_min_run: f64,
+    /// Jobs of these QOS are preemptible without the hint's word.
+    pub preemptible_qos: Vec<String>,
+    /// The most seconds of `--signal` notice a preempted job is given
+    /// before its requeue.
+    pub preempt_grace: f64,
     /// The exact matching solver. `classes` is faster on deep queues and
     /// keeps its matching between plans, but only without stickiness:
     /// with it, every solve is `fast`'s.
@@ -74,6 +98,11 @@ pub const DEFAULT_EVENT_POLL_MS: u32 = 50;
 /// `LockHoldMs` when fairmatch.conf does not set it.
 pub const DEFAULT_LOCK_HOLD_MS: u32 = 5;
 
+/// `PreemptGraceTime` when fairmatch.conf does not set it: the longest
+/// `--signal` notice honoured before a preempted job is requeued (Slurm's
+/// own `KillWait` then still lets it end cleanly after SIGTERM).
+pub const DEFAULT_PREEMPT_GRACE: f64 = 120.0;
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -82,6 +111,11 @@ impl Default for Config {
             candidate_rule: CandidateRule::Shortest,
             stickiness: 1.0,
             max_wait: Some(crate::policy::allox::MAX_WAIT),
+            preempt: PreemptMode::Off,
+            preempt_round: crate::policy::allox::ROUND,
+            preempt_min_run: crate::policy::allox::ROUND,
+            preemptible_qos: Vec::new(),
+            preempt_grace: DEFAULT_PREEMPT_GRACE,
             solver: SolverKind::default(),
             fairshare_by: FairshareBy::User,
             cpus_per_slot: 0,
@@ -162,6 +196,20 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
                 }),
             };
         }
+        "preempt" => {
+            config.preempt = match value.to_ascii_lowercase().as_str() {
+                "off" | "no" | "none" => PreemptMode::Off,
+                "overdue" => PreemptMode::Overdue,
+                "gain" => PreemptMode::Gain,
+                _ => return Err("Preempt must be 'off', 'overdue' or 'gain'".into()),
+            };
+        }
+        "preemptround" => config.preempt_round = seconds(value, "PreemptRound", 1.0)?,
+        "preemptminruntime" => {
+            config.preempt_min_run = seconds(value, "PreemptMinRunTime", 0.0)?;
+        }
+        "preemptgracetime" => config.preempt_grace = seconds(value, "PreemptGraceTime", 0.0)?,
+        "preemptibleqos" => config.preemptible_qos = list(value),
         "solver" => {
             config.solver = match value.to_ascii_lowercase().as_str() {
                 "fast" => SolverKind::Fast,
@@ -208,17 +256,33 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
                 .filter(|ms| (1..=2_000).contains(ms))
                 .ok_or("LockHoldMs must be a whole number from 1 to 2000")?;
         }
-        "partitions" => {
-            config.partitions = value
-                .split(',')
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .map(String::from)
-                .collect();
-        }
+        "partitions" => config.partitions = list(value),
         _ => return Err(format!("unknown key '{key}'")),
     }
     Ok(())
+}
+
+/// A comma-separated list, blanks dropped.
+fn list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// Seconds (a number, or a duration such as `10m`), at least `min`.
+fn seconds(value: &str, key: &str, min: f64) -> Result<f64, String> {
+    let s = match value.parse::<f64>() {
+        Ok(s) if s.is_finite() => s,
+        _ => parse_duration(value)
+            .map_err(|e| format!("{key} must be seconds or a duration such as 10m: {e}"))?,
+    };
+    if s < min {
+        return Err(format!("{key} must be at least {min} s"));
+    }
+    Ok(s)
 }
 
 #[cfg(test)]
@@ -258,6 +322,32 @@ mod tests {
             assert_eq!(c.max_wait, None);
         }
         assert_eq!(parse("f.conf", "MaxWait=90").0.max_wait, Some(90.0));
+    }
+
+    #[test]
+    fn preemption_is_off_by_default_and_read_from_its_keys() {
+        let c = Config::default();
+        assert_eq!(c.preempt, PreemptMode::Off);
+        assert_eq!((c.preempt_round, c.preempt_min_run), (360.0, 360.0));
+        let (c, w) = parse(
+            "f.conf",
+            "Preempt=Overdue\nPreemptRound=1m\nPreemptMinRunTime=30\n\
+             PreemptibleQOS=scavenger, low\nPreemptGraceTime=0\n",
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.preempt, PreemptMode::Overdue);
+        assert_eq!((c.preempt_round, c.preempt_min_run), (60.0, 30.0));
+        assert_eq!(c.preemptible_qos, vec!["scavenger", "low"]);
+        assert_eq!(c.preempt_grace, 0.0);
+        assert_eq!(parse("f", "Preempt=gain").0.preempt, PreemptMode::Gain);
+        let (c, w) = parse(
+            "f",
+            "Preempt=always\nPreemptRound=0\nPreemptMinRunTime=-5\n",
+        );
+        assert_eq!(c, Config::default());
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].contains("'off', 'overdue' or 'gain'"), "{w:?}");
+        assert!(w[1].contains("at least 1"), "{w:?}");
     }
 
     #[test]

@@ -9,8 +9,10 @@
 //! units `d`, `h`, `m`, `s` (`90s`, `20m`, `1h30m`, `2.5s`). Keys are
 //! partition names, GPU type names (`a100=20m`, for every partition's
 //! nodes of that type), or `partition:type` for one type in one
-//! partition; the most specific key given for a flavor wins. Whatever is wrong with a hint is reported as a problem
-//! and that flavor falls back; a hint never fails a job.
+//! partition; the most specific key given for a flavor wins. The word
+//! `preemptible` opts the job in to preemption (docs/operations.md).
+//! Whatever is wrong with a hint is reported as a problem and that flavor
+//! falls back; a hint never fails a job.
 
 /// Comments longer than this are not parsed at all: a hint is short, and a
 /// huge comment must not cost slurmctld time or memory.
@@ -19,6 +21,9 @@ pub const MAX_COMMENT_BYTES: usize = 4096;
 pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
 /// The prefix a job's comment gives its hint after.
 pub const MARKER: &str = "fairmatch:";
+
+/// The word in a hint by which a job opts in to preemption.
+pub const PREEMPTIBLE: &str = "preemptible";
 
 /// What a job's comment said about its run times.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -30,6 +35,10 @@ pub struct Hint {
     pub problems: Vec<String>,
     /// Whether the comment carried the marker at all.
     pub present: bool,
+    /// The word `preemptible`: the job may be stopped and requeued for
+    /// another (where the admin turned preemption on, and Slurm may
+    /// requeue it).
+    pub preemptible: bool,
 }
 
 impl Hint {
@@ -65,6 +74,10 @@ pub fn parse(comment: &str, keys: &[&str]) -> Hint {
             continue;
         }
         any = true;
+        if item.eq_ignore_ascii_case(PREEMPTIBLE) {
+            hint.preemptible = true;
+            continue;
+        }
         let Some((key, value)) = item.split_once('=') else {
             hint.problems
                 .push(format!("'{}' is not flavor=duration", shorten(item)));
@@ -152,6 +165,15 @@ mod tests {
             (h.estimate("gpu"), h.estimate("cpu")),
             (Some(2.5), Some(90.0))
         );
+    }
+
+    #[test]
+    fn the_preemptible_word_opts_in() {
+        let h = parse("fairmatch: gpu=20m Preemptible", FLAVORS);
+        assert!(h.preemptible && h.problems.is_empty(), "{h:?}");
+        assert_eq!(h.estimate("gpu"), Some(1200.0));
+        assert!(!parse("fairmatch: gpu=20m", FLAVORS).preemptible);
+        assert!(!parse("preemptible, fairmatch: gpu=20m", FLAVORS).preemptible);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! for want of resources marks that node full for that partition
 //! ([`FullNodes`]), and the job is planned again at once elsewhere.
 
-use super::config::{Config, FairshareBy};
+use super::config::{Config, FairshareBy, PreemptMode};
 use super::estimates::{self, Estimates, Source};
 use super::full_nodes::{FullNodes, Occupants};
 use super::hints::{self, Hint};
@@ -28,7 +28,9 @@ use super::snapshot::{
 use super::view::{PlanMemory, SnapshotView};
 use super::window::{self, Ranked};
 use crate::policy::allox::Allox;
+use crate::policy::decision_loop::Driver;
 use crate::policy::decision_loop::{self, NamedService};
+use crate::policy::Policy;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -54,7 +56,25 @@ fn configure(allox: &mut Allox, config: &Config) {
         log::error!("{e}; keeping {}", allox.stickiness);
     }
     allox.max_wait = config.max_wait;
+    allox.preemption = match config.preempt {
+        PreemptMode::Off => None,
+        mode => Some(crate::policy::allox::Preemption {
+            round: config.preempt_round,
+            min_run: config.preempt_min_run,
+            for_gain: mode == PreemptMode::Gain,
+            ..crate::policy::allox::Preemption::default()
+        }),
+    };
 }
+
+/// Seconds a preempted job's slots are believed busy after its requeue
+/// (SIGTERM, the job's exit, the epilog): the plan may hold an overdue job
+/// for them, not start one there.
+pub const LEAVES_AFTER: f64 = 5.0;
+
+/// Seconds after which a preemption that left the job running (its
+/// requeue refused, say) is forgotten and the job planned as running.
+const LEAVING_AT_MOST: f64 = 60.0;
 
 /// Plans which pending Slurm jobs start where, cycle after cycle, with AlloX
 /// over the snapshot's slots.
@@ -79,6 +99,11 @@ pub struct Planner {
     noted: HashSet<u32>,
     /// Per fair-share key: attained service, at the rates of the last plan.
     service: NamedService,
+    /// Preempted jobs that were sent their `--signal`: when their notice
+    /// ends and the requeue is asked for.
+    notified: HashMap<u32, f64>,
+    /// Preempted jobs still running: when their slots should be free.
+    leaving: HashMap<u32, f64>,
 }
 
 pub use super::estimates::MIN_PLANNED_SECONDS;
@@ -110,6 +135,8 @@ impl Planner {
             full: FullNodes::default(),
             noted: HashSet::new(),
             service: NamedService::default(),
+            notified: HashMap::new(),
+            leaving: HashMap::new(),
         }
     }
 
@@ -264,6 +291,7 @@ impl Planner {
             .map(|(job, hint)| self.estimates(&model, job, hint))
             .collect();
         let mut view = SnapshotView::build(self, snap, &model, &estimates);
+        let preemptions = self.preempt(snap, &mut view);
         let rates = decision_loop::decide_until_settled(&mut self.policy, &mut view)
             .unwrap_or_else(|never| match never {});
         // The shares users hold from now until the next plan.
@@ -278,14 +306,70 @@ impl Planner {
                     })
             })
             .collect();
-        self.decisions(
+        let mut decisions = self.decisions(
             snap,
             &model,
             &hints,
             &estimates,
             &waits_for_resources,
             view.starts,
-        )
+        );
+        decisions.extend(preemptions);
+        decisions
+    }
+
+    /// The running jobs to stop now: those whose `--signal` notice is over,
+    /// then the policy's choice among the preemptible ones (see
+    /// `Planner::preemptible`). Their slots are free soon after in `view`,
+    /// so the plan holds the overdue job there.
+    fn preempt(&mut self, snap: &Snapshot, view: &mut SnapshotView<'_>) -> Vec<Decision> {
+        let now = snap.now;
+        let mut due: Vec<u32> = self
+            .notified
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        due.sort_unstable();
+        let mut out: Vec<Decision> = due
+            .into_iter()
+            .map(|id| {
+                self.notified.remove(&id);
+                self.leaving.insert(id, now + LEAVES_AFTER);
+                preemption(id, false)
+            })
+            .collect();
+        if self.config.preempt == PreemptMode::Off {
+            return out;
+        }
+        let policy = &mut self.policy;
+        let stop = view.with_view(|v| policy.preempt(v)).unwrap_or_else(|e| {
+            log::error!("preemption failed: {e}; nothing preempted");
+            Vec::new()
+        });
+        for id in stop {
+            let Some(r) = view.running_record(id) else {
+                continue;
+            };
+            let job = &snap.running[r];
+            let notice = job
+                .notice
+                .map(|s| s.min(self.config.preempt_grace))
+                .filter(|s| *s > 0.0);
+            let free_at = now + notice.unwrap_or(0.0) + LEAVES_AFTER;
+            log::info!(
+                "preempting job {} for a waiting job{}",
+                job.job_id,
+                notice.map_or(String::new(), |s| format!(", after {s} s of notice"))
+            );
+            if let Some(s) = notice {
+                self.notified.insert(job.job_id, now + s);
+            }
+            self.leaving.insert(job.job_id, free_at);
+            view.leaves(id, free_at);
+            out.push(preemption(job.job_id, notice.is_some()));
+        }
+        out
     }
 
     /// Forgets what it kept of jobs that left, and refusals that expired.
@@ -297,6 +381,11 @@ impl Planner {
             .map(|j| j.job_id)
             .collect();
         self.started.retain(|id, _| live.contains(id));
+        // A preempted job leaves the running list once Slurm requeued it.
+        let running: HashSet<u32> = snap.running.iter().map(|j| j.job_id).collect();
+        self.notified.retain(|id, _| running.contains(id));
+        self.leaving
+            .retain(|id, at| running.contains(id) && *at + LEAVING_AT_MOST > snap.now);
         self.noted.retain(|id| live.contains(id));
         self.refused
             .retain(|id, until| live.contains(id) && *until > snap.now);
@@ -432,6 +521,32 @@ impl PlanMemory for Planner {
 
     fn default_runtime(&self) -> f64 {
         self.config.default_runtime
+    }
+
+    /// With preemption on, a running job may be preempted when Slurm may
+    /// requeue it and it opted in (the hint's `preemptible`, or a QOS in
+    /// `PreemptibleQOS`), unless it is already being preempted. The
+    /// policy adds the minimum run time since its start.
+    fn preemptible(&self, job: &JobInfo, hint: &Hint) -> bool {
+        self.config.preempt != PreemptMode::Off
+            && job.requeue
+            && (hint.preemptible || self.config.preemptible_qos.contains(&job.qos))
+            && !self.leaving.contains_key(&job.job_id)
+    }
+
+    fn leaves_at(&self, job_id: u32) -> Option<f64> {
+        self.leaving.get(&job_id).copied()
+    }
+}
+
+/// The decision that preempts running job `job_id`.
+fn preemption(job_id: u32, notice: bool) -> Decision {
+    Decision {
+        job_id,
+        action: Action::Preempt { notice },
+        reason: String::new(),
+        for_resources: false,
+        note: None,
     }
 }
 

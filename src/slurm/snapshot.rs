@@ -198,6 +198,14 @@ pub struct JobInfo {
     pub usable_nodes: Option<Vec<usize>>,
     /// For running jobs: where and since when.
     pub running: Option<Placement>,
+    /// Slurm may requeue it: a batch job that allows it (`--requeue`, or
+    /// `JobRequeue=1`). Only such a job may be preempted.
+    pub requeue: bool,
+    /// Its QOS's name ("" when none).
+    pub qos: String,
+    /// Seconds of warning it asked for with `--signal` before it is
+    /// stopped; `None` when it asked for no signal.
+    pub notice: Option<f64>,
     /// Pending jobs: whether Slurm's own checks have looked at it yet
     /// (see [`super::window`]). Running jobs are [`Checked::Runnable`].
     pub checked: Checked,
@@ -227,6 +235,9 @@ impl JobInfo {
             usable_nodes: None,
             running: None,
             checked: Checked::Runnable,
+            requeue: false,
+            qos: String::new(),
+            notice: None,
         }
     }
 }
@@ -288,7 +299,7 @@ pub struct Snapshot {
     pub finished: Vec<FinishedJob>,
 }
 
-/// What to do with one pending job.
+/// What to do with one pending job (or, for a preemption, a running one).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// Start now in `partition` on `node`, with `gpus` GPUs.
@@ -303,6 +314,13 @@ pub enum Action {
     },
     /// Stay pending.
     Wait,
+    /// A running job gives way (preemption): with `notice`, Slurm sends it
+    /// the signal of its `--signal` now and the planner asks for the
+    /// requeue once the notice is over; without, Slurm requeues it now.
+    Preempt {
+        /// Send the job's `--signal` instead of requeueing it now.
+        notice: bool,
+    },
 }
 
 /// What became of a start: Slurm's answer to `select_nodes()`.

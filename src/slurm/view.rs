@@ -37,6 +37,11 @@ pub(super) trait PlanMemory {
     fn estimates(&self, model: &SlotModel, job: &JobInfo, hint: &Hint) -> Estimates;
     /// The run time assumed where a running job has no estimate.
     fn default_runtime(&self) -> f64;
+    /// Whether running `job` may be preempted now (see
+    /// `Planner::preemptible`).
+    fn preemptible(&self, job: &JobInfo, hint: &Hint) -> bool;
+    /// When a running job being preempted leaves its slots, if it is.
+    fn leaves_at(&self, job_id: u32) -> Option<f64>;
 }
 
 /// The policy's view of one snapshot, and the starts decided on it.
@@ -168,14 +173,19 @@ impl<'s> SnapshotView<'s> {
             if slots.is_empty() {
                 continue;
             }
-            let est = planner.estimates(model, job, &hints::parse(&job.comment, &keys));
+            let hint = hints::parse(&job.comment, &keys);
+            let est = planner.estimates(model, job, &hint);
             let start = remembered.map_or(place.start, |(t, _)| t);
             let length = est[flavor].map_or(planner.default_runtime(), |(s, _)| s);
+            let preemptible = planner.preemptible(job, &hint);
+            let end = planner
+                .leaves_at(job.job_id)
+                .map_or(start + length, |t| t.max(snap.now));
             let user = self.user_of(planner, job, weights);
             let estimates: Vec<Option<f64>> = est.iter().map(|e| e.map(|(s, _)| s)).collect();
             for machine in slots {
                 self.machines[machine].idle = false;
-                self.machines[machine].free_at = start + length;
+                self.machines[machine].free_at = end;
                 // A gang is listed once per slot it holds.
                 self.running.push(RunningJob {
                     id: usize::MAX - r,
@@ -183,6 +193,7 @@ impl<'s> SnapshotView<'s> {
                     machine,
                     started: start,
                     estimates: estimates.clone(),
+                    preemptible,
                 });
             }
         }
@@ -239,6 +250,21 @@ impl<'s> SnapshotView<'s> {
     }
 
     /// The slots no job holds once the plan's starts are applied.
+    /// The snapshot's running record behind the policy's running id.
+    pub(super) fn running_record(&self, id: usize) -> Option<usize> {
+        let r = usize::MAX.checked_sub(id)?;
+        (r < self.snap.running.len()).then_some(r)
+    }
+
+    /// Running job `id` is being preempted: its slots are free from `at`
+    /// on, and nothing preempts it again.
+    pub(super) fn leaves(&mut self, id: usize, at: f64) {
+        for r in self.running.iter_mut().filter(|r| r.id == id) {
+            r.preemptible = false;
+            self.machines[r.machine].free_at = at;
+        }
+    }
+
     pub(super) fn idle_slots(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.machines.len()).filter(|&m| self.machines[m].idle)
     }
@@ -429,6 +455,7 @@ impl Driver for SnapshotView<'_> {
                     machine,
                     started: self.snap.now,
                     estimates: job.estimates.clone(),
+                    preemptible: false,
                 });
             }
             self.starts.entry(record).or_default().push(machines);

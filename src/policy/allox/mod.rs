@@ -554,6 +554,7 @@ mod tests {
                 machine: 1,
                 started: 0.0,
                 estimates: vec![Some(10.0), Some(40.0)],
+                preemptible: true,
             },
             RunningJob {
                 id: 1,
@@ -561,6 +562,7 @@ mod tests {
                 machine: 1,
                 started: 0.0,
                 estimates: vec![Some(30.0), Some(20.0)],
+                preemptible: true,
             },
         ];
         let view = View {
@@ -824,6 +826,7 @@ mod tests {
                 machine: first.machine,
                 started: view.now,
                 estimates: job.estimates,
+                preemptible: true,
             });
             starts.push(first);
         }

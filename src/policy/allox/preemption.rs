@@ -115,7 +115,7 @@ impl Allox {
         }
         let mut victim: Vec<Option<usize>> = vec![None; machines];
         for r in view.running {
-            if slots_of[&r.id] == 1 && view.now - r.started >= rule.min_run {
+            if slots_of[&r.id] == 1 && r.preemptible && view.now - r.started >= rule.min_run {
                 victim[r.machine] = Some(r.id);
             }
         }

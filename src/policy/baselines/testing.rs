@@ -50,6 +50,7 @@ pub fn running(id: usize, user: usize, machine: usize, times: [Option<f64>; 2]) 
         machine,
         started: 0.0,
         estimates: times.to_vec(),
+        preemptible: true,
     }
 }
 

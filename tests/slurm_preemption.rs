@@ -1,0 +1,175 @@
+//! The planner's preemption through Slurm's requeue, on hand-made
+//! snapshots: only running jobs that opted in and that Slurm may requeue
+//! are stopped, never before their minimum run, with their `--signal`
+//! notice first, and never while preemption is off (the default).
+
+use fairmatch::slurm::config::{Config, PreemptMode};
+use fairmatch::slurm::planner::Planner;
+use fairmatch::slurm::snapshot::{
+    Action, Decision, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
+};
+
+/// c1 and c2 (one CPU each) in `cpu`: `opted` runs on c1 since `started`,
+/// 1,000 s long; a longer job that did not opt in runs on c2; a 100 s job
+/// eligible at 100 s waits.
+fn busy(now: f64, opted: JobInfo, started: f64) -> Snapshot {
+    let run = |mut job: JobInfo, node: &str, start: f64| {
+        job.running = Some(Placement {
+            partition: "cpu".into(),
+            node: node.into(),
+            start,
+        });
+        job
+    };
+    let other = JobInfo {
+        requeue: true,
+        ..JobInfo::pending(2, "bob", "fairmatch: cpu=2000s", &["cpu"])
+    };
+    Snapshot {
+        now,
+        nodes: vec![NodeInfo::up("c1", 1, ""), NodeInfo::up("c2", 1, "")],
+        partitions: vec![PartitionInfo {
+            name: "cpu".into(),
+            nodes: vec![0, 1],
+            schedulable: true,
+            limits: Default::default(),
+        }],
+        pending: vec![JobInfo {
+            eligible: 100.0,
+            ..JobInfo::pending(3, "carol", "fairmatch: cpu=100s", &["cpu"])
+        }],
+        running: vec![run(opted, "c1", started), run(other, "c2", 100.0)],
+        finished: Vec::new(),
+    }
+}
+
+fn opted_in() -> JobInfo {
+    JobInfo {
+        requeue: true,
+        ..JobInfo::pending(1, "alice", "fairmatch: cpu=1000s preemptible", &["cpu"])
+    }
+}
+
+/// Preemption on for overdue jobs: 300 s bound, rounds and minimum run of
+/// a minute.
+fn preemptive() -> Config {
+    Config {
+        max_wait: Some(300.0),
+        preempt: PreemptMode::Overdue,
+        preempt_round: 60.0,
+        preempt_min_run: 60.0,
+        ..Config::default()
+    }
+}
+
+/// The preemptions among `decisions`: (job, with notice).
+fn preempted(decisions: &[Decision]) -> Vec<(u32, bool)> {
+    decisions
+        .iter()
+        .filter_map(|d| match d.action {
+            Action::Preempt { notice } => Some((d.job_id, notice)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn started(decisions: &[Decision], id: u32) -> Option<String> {
+    decisions.iter().find_map(|d| match &d.action {
+        Action::Start { node, .. } if d.job_id == id => Some(node.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn nothing_is_preempted_while_preemption_is_off() {
+    let config = Config {
+        max_wait: Some(300.0),
+        ..Config::default()
+    };
+    assert_eq!(config.preempt, PreemptMode::Off);
+    let d = Planner::new(config).plan(&busy(500.0, opted_in(), 100.0));
+    assert!(preempted(&d).is_empty(), "{d:?}");
+}
+
+#[test]
+fn an_overdue_job_preempts_the_opted_in_job_only_and_takes_its_slot() {
+    // The job that did not opt in has more work left, so the policy
+    // would rather stop it; it may not.
+    let mut planner = Planner::new(preemptive());
+    let d = planner.plan(&busy(500.0, opted_in(), 100.0));
+    assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
+    assert_eq!(started(&d, 3), None, "the slot is not free yet: {d:?}");
+    // Slurm has not requeued it yet, and the next round comes: it is not
+    // preempted again, and the other job still is not.
+    for now in [501.0, 561.0] {
+        let d = planner.plan(&busy(now, opted_in(), 100.0));
+        assert!(preempted(&d).is_empty(), "at {now}: {d:?}");
+    }
+    // Requeued: it waits again (Slurm's begin time), and the overdue job
+    // starts where it ran.
+    let mut snap = busy(562.0, opted_in(), 100.0);
+    let mut requeued = snap.running.remove(0);
+    requeued.running = None;
+    requeued.eligible = 621.0;
+    snap.pending.push(requeued);
+    let d = planner.plan(&snap);
+    assert_eq!(started(&d, 3).as_deref(), Some("c1"), "{d:?}");
+}
+
+#[test]
+fn a_job_is_not_preempted_before_its_minimum_run() {
+    let d = Planner::new(preemptive()).plan(&busy(500.0, opted_in(), 480.0));
+    assert!(preempted(&d).is_empty(), "{d:?}");
+}
+
+#[test]
+fn a_job_that_slurm_may_not_requeue_is_never_preempted() {
+    let job = JobInfo {
+        requeue: false,
+        ..opted_in()
+    };
+    let d = Planner::new(preemptive()).plan(&busy(500.0, job, 100.0));
+    assert!(preempted(&d).is_empty(), "{d:?}");
+}
+
+#[test]
+fn a_preemptible_qos_opts_its_jobs_in() {
+    let job = || JobInfo {
+        requeue: true,
+        qos: "scavenger".into(),
+        ..JobInfo::pending(1, "alice", "fairmatch: cpu=1000s", &["cpu"])
+    };
+    let d = Planner::new(preemptive()).plan(&busy(500.0, job(), 100.0));
+    assert!(preempted(&d).is_empty(), "not listed: {d:?}");
+    let config = Config {
+        preemptible_qos: vec!["scavenger".into()],
+        ..preemptive()
+    };
+    let d = Planner::new(config).plan(&busy(500.0, job(), 100.0));
+    assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
+}
+
+#[test]
+fn a_job_with_a_signal_gets_its_notice_before_the_requeue() {
+    // --signal=...@30: signalled now, requeued once 30 s have passed.
+    let job = || JobInfo {
+        notice: Some(30.0),
+        ..opted_in()
+    };
+    let mut planner = Planner::new(preemptive());
+    let d = planner.plan(&busy(500.0, job(), 100.0));
+    assert_eq!(preempted(&d), vec![(1, true)], "{d:?}");
+    let d = planner.plan(&busy(520.0, job(), 100.0));
+    assert!(preempted(&d).is_empty(), "{d:?}");
+    let d = planner.plan(&busy(530.5, job(), 100.0));
+    assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
+    // A notice longer than PreemptGraceTime is cut to it.
+    let config = Config {
+        preempt_grace: 10.0,
+        ..preemptive()
+    };
+    let mut planner = Planner::new(config);
+    planner.plan(&busy(500.0, job(), 100.0));
+    let d = planner.plan(&busy(510.5, job(), 100.0));
+    assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
+}
