@@ -98,8 +98,17 @@ case "$SLURM_JOB_PARTITION" in gpu) d=$2 ;; *) d=$3 ;; esac
 for kv in ${FM_NODE_SECONDS:-}; do
     [ "${kv%%=*}" = "$SLURMD_NODENAME" ] && d=${kv#*=}
 done
-sleep "$d"
+if [ -n "${FM_RECORD_SIGNALS:-}" ]; then
+    # A --signal=B:USR1 notice is recorded and the job goes on; the sleep
+    # runs in the background so the trap runs at once.
+    trap 'date +%s.%N >> "$1/signals-$SLURM_JOB_ID"' USR1
+    sleep "$d" & child=$!
+    while ! wait "$child"; do kill -0 "$child" 2>/dev/null || break; done
+else
+    sleep "$d"
+fi
 echo "$SLURM_JOB_PARTITION $SLURMD_NODENAME $start $(date +%s.%N) ${SLURM_GPUS_ON_NODE:-0}" > "$1/rec-$SLURM_JOB_ID"
+date +%s.%N >> "$1/done-$SLURM_JOB_ID"
 "#;
 
 impl Cluster {
@@ -280,7 +289,22 @@ impl Cluster {
     }
 
     pub fn runs(&self, id: u32) -> usize {
-        std::fs::read_to_string(self.path().join(format!("runs-{id}")))
+        self.lines(&format!("runs-{id}"))
+    }
+
+    /// How many times job `id`'s script ran to its end.
+    pub fn completions(&self, id: u32) -> usize {
+        self.lines(&format!("done-{id}"))
+    }
+
+    /// How many `--signal` notices job `id`'s batch script recorded (with
+    /// `FM_RECORD_SIGNALS` set at submission).
+    pub fn signals(&self, id: u32) -> usize {
+        self.lines(&format!("signals-{id}"))
+    }
+
+    fn lines(&self, file: &str) -> usize {
+        std::fs::read_to_string(self.path().join(file))
             .map(|t| t.lines().count())
             .unwrap_or(0)
     }

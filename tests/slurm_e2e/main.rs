@@ -6,6 +6,7 @@
 mod bench;
 mod gpu_requests;
 mod harness;
+mod preemption;
 mod reliability;
 mod scale;
 mod shared_cluster;
