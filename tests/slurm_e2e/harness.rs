@@ -292,6 +292,15 @@ impl Cluster {
         self.lines(&format!("runs-{id}"))
     }
 
+    /// Panics if fairmatch preempted any job.
+    pub fn assert_no_preemption(&self) {
+        assert!(
+            !self.log().contains("fairmatch: preempt"),
+            "a job that did not opt in was preempted\n{}",
+            self.log_tail()
+        );
+    }
+
     /// How many times job `id`'s script ran to its end.
     pub fn completions(&self, id: u32) -> usize {
         self.lines(&format!("done-{id}"))

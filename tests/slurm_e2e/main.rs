@@ -25,6 +25,11 @@ use harness::{now, Cluster, Record};
 use std::time::Duration;
 
 const FAST: &str = "IntervalMs=100\n";
+/// As [`FAST`], with preemption on in rounds of 2 s: the shared-cluster
+/// and reliability scenarios run with it, and as none of their jobs opts
+/// in, each checks that none was preempted
+/// ([`harness::Cluster::assert_no_preemption`]).
+const PREEMPTIVE: &str = "IntervalMs=100\nPreempt=gain\nPreemptRound=2\nPreemptMinRunTime=1\n";
 
 fn hint(gpu: f64, cpu: f64) -> String {
     format!("fairmatch: gpu={gpu:.3}s cpu={cpu:.3}s")

@@ -143,7 +143,15 @@ fn scenario(sched: &str) -> (f64, usize, Cluster) {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn v_an_overdue_job_preempts_only_a_job_that_opted_in() {
-    let (backfill_wait, backfill_requeues, _) = scenario("sched/backfill");
+    // FAIRMATCH_SKIP_REFERENCE: the backfill half is skipped (a later
+    // release's run; 22.05's compares).
+    let reference = std::env::var_os("FAIRMATCH_SKIP_REFERENCE").is_none();
+    let (backfill_wait, backfill_requeues) = if reference {
+        let (wait, requeues, _) = scenario("sched/backfill");
+        (wait, requeues)
+    } else {
+        (f64::NAN, 0)
+    };
     let (wait, requeues, c) = scenario("sched/fairmatch");
     eprintln!(
         "preemption: the overdue job waited {backfill_wait:.1} s under backfill, {wait:.1} s \
@@ -163,7 +171,10 @@ fn v_an_overdue_job_preempts_only_a_job_that_opted_in() {
     assert!(wait <= MAX_WAIT + ROUND + 4.0, "waited {wait} s");
     // Backfill never preempts: the job waits for a running one to end,
     // less the 2 s it was eligible after them (1 s of slack).
-    assert!(backfill_wait >= OPTED - 2.0 - 1.0, "{backfill_wait}");
+    assert!(
+        !reference || backfill_wait >= OPTED - 2.0 - 1.0,
+        "{backfill_wait}"
+    );
 }
 
 #[test]

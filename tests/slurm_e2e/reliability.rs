@@ -4,7 +4,7 @@
 //! reference.
 
 use super::harness::{now, run, Cluster};
-use super::{hint, FAST};
+use super::{hint, PREEMPTIVE};
 use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -223,7 +223,7 @@ fn settle_endings(c: &Cluster, jobs: &[(u32, f64, f64)]) {
 /// every fourth job takes a whole GPU node (`--gres=gpu:2`) and every
 /// sixth from the second asks for one a100 (`--gres=gpu:a100:1`).
 fn restart_scenario(sched: &str) -> (Tally, Cluster) {
-    let c = Cluster::start(&["--sched", sched, "--gpu-types", "a100,v100"], FAST);
+    let c = Cluster::start(&["--sched", sched, "--gpu-types", "a100,v100"], PREEMPTIVE);
     let jobs: Vec<(u32, f64, f64)> = (0..24)
         .map(|i| {
             let g = 2.0 + (i * 7 % 5) as f64 * 0.5;
@@ -279,6 +279,7 @@ fn q_every_job_completes_once_across_controller_restarts() {
         c.log_tail()
     );
     assert!(c.controller_up());
+    c.assert_no_preemption();
     let loads = c.log().matches("fairmatch: loaded").count();
     assert_eq!(loads, 1 + fairmatch.restarts, "{}", c.log_tail());
     // Backfill is the reference: fairmatch must do at least as well.
@@ -337,7 +338,7 @@ fn node_loss_scenario(sched: &str) -> (NodeLoss, Cluster) {
             "--cred-expire",
             "5",
         ],
-        FAST,
+        PREEMPTIVE,
     );
     let pinned = ["-p", "gpu", "-w", "g1", "--gres=gpu:1"];
     let no_requeue = c.submit(&[&pinned[..], &["--no-requeue"]].concat(), 20.0, 20.0);
@@ -458,6 +459,7 @@ fn r_a_dead_or_drained_node_loses_only_what_slurm_says() {
             // GPU-fast jobs with g1 back: four GPUs, so two of them go to
             // g1; CPU-fast jobs with c1 back: eight jobs, eight CPUs.
             assert!(loss.used_again >= 2, "returned nodes unused");
+            c.assert_no_preemption();
         }
     }
 }

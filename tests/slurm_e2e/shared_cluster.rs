@@ -1,9 +1,10 @@
 //! fairmatch on a shared cluster: Slurm's own rules, refused starts that
 //! leave no trace, arrays, unmodelled jobs beside managed ones, and a
-//! switch back to sched/backfill.
+//! switch back to sched/backfill. All with preemption on and no job
+//! opted in: none is ever preempted.
 
 use super::harness::{now, Cluster};
-use super::{hint, FAST};
+use super::{hint, PREEMPTIVE};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -46,7 +47,7 @@ fn refusals(c: &Cluster, id: u32) -> usize {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn g_a_refused_start_leaves_the_job_as_submitted() {
-    let c = Cluster::start(&["--memory", "1000"], FAST);
+    let c = Cluster::start(&["--memory", "1000"], PREEMPTIVE);
     let blockers = memory_blockers(&c, 6.0);
     let job = c.submit(
         &["-p", "cpu,gpu", "--mem=500", "--comment", &hint(1.0, 10.0)],
@@ -71,12 +72,13 @@ fn g_a_refused_start_leaves_the_job_as_submitted() {
     assert!(j["Partition"].starts_with("gpu"), "{j:?}");
     assert!(j["JOB_GRES"].contains("gpu:1"), "{j:?}");
     assert_eq!(c.record(job).partition, "gpu");
+    c.assert_no_preemption();
 }
 
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn g_licenses_are_checked_before_the_plan() {
-    let c = Cluster::start(&["--licenses", "lic:1"], FAST);
+    let c = Cluster::start(&["--licenses", "lic:1"], PREEMPTIVE);
     let holder = c.submit(
         &["-p", "cpu", "-L", "lic:1", "--comment", &hint(5.0, 5.0)],
         5.0,
@@ -108,12 +110,13 @@ fn g_licenses_are_checked_before_the_plan() {
     let (h, j) = (c.record(holder), c.record(job));
     assert!(j.start >= h.end - 0.5, "both held the license: {h:?} {j:?}");
     assert_eq!(j.partition, "gpu");
+    c.assert_no_preemption();
 }
 
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn h_exclude_nodelist_and_constraint_hold() {
-    let c = Cluster::start(&[], FAST);
+    let c = Cluster::start(&[], PREEMPTIVE);
     // Left alone, the plan would take the first node of each partition.
     let excluded = c.submit(
         &[
@@ -168,12 +171,13 @@ fn h_exclude_nodelist_and_constraint_hold() {
     assert_eq!(c.record(no_gpus).partition, "cpu");
     let j = c.job(excluded);
     assert!(j["ExcNodeList"].contains("g1"), "--exclude lost: {j:?}");
+    c.assert_no_preemption();
 }
 
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn i_an_array_runs_where_its_hint_says() {
-    let c = Cluster::start(&[], FAST);
+    let c = Cluster::start(&[], PREEMPTIVE);
     let array = c.submit(
         &[
             "--array=0-5",
@@ -201,6 +205,7 @@ fn i_an_array_runs_where_its_hint_says() {
         .unwrap_or_else(|| panic!("no main-scheduler cycles in sdiag:\n{sdiag}"));
     eprintln!("sdiag: {cycles} fairmatch cycles");
     assert!(cycles > 0, "{sdiag}");
+    c.assert_no_preemption();
 }
 
 /// A 2-node job waits for c1, busy with `blocker`; single-node jobs keep
@@ -253,8 +258,10 @@ fn j_a_multi_node_job_is_not_starved() {
         multi_node_delay(&c)
     };
     let fairmatch = {
-        let c = Cluster::start(&[], FAST);
-        multi_node_delay(&c)
+        let c = Cluster::start(&[], PREEMPTIVE);
+        let delay = multi_node_delay(&c);
+        c.assert_no_preemption();
+        delay
     };
     eprintln!(
         "2-node job's start delay: sched/backfill {backfill:.1} s, sched/fairmatch {fairmatch:.1} s"
@@ -270,7 +277,7 @@ fn j_a_multi_node_job_is_not_starved() {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn l_switching_back_to_backfill_leaves_jobs_as_submitted() {
-    let c = Cluster::start(&["--memory", "1000"], FAST);
+    let c = Cluster::start(&["--memory", "1000"], PREEMPTIVE);
     let mut ids = memory_blockers(&c, 20.0);
     // Every CPU slot busy too.
     let fillers: Vec<u32> = (0..8)
@@ -329,12 +336,13 @@ fn l_switching_back_to_backfill_leaves_jobs_as_submitted() {
         let j = c.job(id);
         assert_eq!(j["JobState"], "COMPLETED", "{j:?}");
     }
+    c.assert_no_preemption();
 }
 
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn k_reconfigure_takes_effect_and_keeps_what_was_learned() {
-    let c = Cluster::start(&[], FAST);
+    let c = Cluster::start(&[], PREEMPTIVE);
     // No hint, no time limit: its run time is learned.
     let first = c.submit(&["-J", "learned", "-p", "cpu"], 1.0, 1.0);
     c.wait_done(&[first], Duration::from_secs(30));
@@ -401,6 +409,7 @@ fn k_reconfigure_takes_effect_and_keeps_what_was_learned() {
         "{}",
         c.log_tail()
     );
+    c.assert_no_preemption();
 }
 
 /// Slurm's main loop stays off whatever the admin wrote, and the rest of
@@ -409,7 +418,7 @@ fn k_reconfigure_takes_effect_and_keeps_what_was_learned() {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn t_slurms_loop_stays_off_and_cpus_per_task_is_modelled() {
-    let c = Cluster::start(&["--sched-params", "defer_batch,bf_interval=1"], FAST);
+    let c = Cluster::start(&["--sched-params", "defer_batch,bf_interval=1"], PREEMPTIVE);
     let params = c.scheduler_parameters();
     assert!(params.contains("= sched_interval=-1,"), "{params}");
     assert!(params.ends_with(",bf_interval=1"), "{params}");
@@ -428,6 +437,7 @@ fn t_slurms_loop_stays_off_and_cpus_per_task_is_modelled() {
         "a -c job was left to the fallback: {}",
         c.log_tail()
     );
+    c.assert_no_preemption();
 }
 
 fn sacctmgr(c: &Cluster, args: &[&str]) {
@@ -447,7 +457,7 @@ fn in_state(c: &Cluster, ids: &[u32], st: &str) -> Vec<u32> {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn m_qos_limits_hold_with_real_accounting() {
-    let c = Cluster::start(&["--accounting"], FAST);
+    let c = Cluster::start(&["--accounting"], PREEMPTIVE);
     sacctmgr(&c, &["add", "qos", "gpu1", "GrpTRES=gres/gpu=1"]);
     sacctmgr(&c, &["add", "qos", "onejob", "MaxJobsPerUser=1"]);
     sacctmgr(&c, &["modify", "user", "root", "set", "qos+=gpu1,onejob"]);
@@ -516,6 +526,7 @@ fn m_qos_limits_hold_with_real_accounting() {
     for &id in &gpu_jobs {
         assert_eq!(c.record(id).partition, "gpu", "job {id}");
     }
+    c.assert_no_preemption();
 }
 
 fn scontrol(c: &Cluster, args: &[&str]) {
@@ -525,7 +536,7 @@ fn scontrol(c: &Cluster, args: &[&str]) {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn n_drains_partition_states_holds_dependencies_begin_and_reservations_hold() {
-    let c = Cluster::start(&[], FAST);
+    let c = Cluster::start(&[], PREEMPTIVE);
     let gpu_fast = hint(1.0, 3.0);
     let cpu_fast = hint(3.0, 1.0);
 
@@ -605,12 +616,13 @@ fn n_drains_partition_states_holds_dependencies_begin_and_reservations_hold() {
         c.record(future).start >= begin_at.ceil() - 1.0,
         "--begin broken"
     );
+    c.assert_no_preemption();
 }
 
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn o_a_job_fairmatch_started_survives_a_controller_crash() {
-    let c = Cluster::start(&[], FAST);
+    let c = Cluster::start(&[], PREEMPTIVE);
     // Eligible in 8 s: their submission is saved long before they start,
     // and no RPC comes between the start and the crash, so only the start
     // itself can have asked for the save that carries it.
@@ -646,12 +658,13 @@ fn o_a_job_fairmatch_started_survives_a_controller_crash() {
     for &id in &ids {
         assert_eq!(c.job(id)["JobState"], "COMPLETED");
     }
+    c.assert_no_preemption();
 }
 
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn p_a_failing_planner_leaves_the_cluster_scheduling() {
-    let c = Cluster::start_with_env(&[], FAST, &[("FAIRMATCH_FAULT", "plan")]);
+    let c = Cluster::start_with_env(&[], PREEMPTIVE, &[("FAIRMATCH_FAULT", "plan")]);
     let ids: Vec<u32> = (0..4)
         .map(|_| c.submit(&["-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)], 1.0, 1.0))
         .collect();
@@ -671,6 +684,7 @@ fn p_a_failing_planner_leaves_the_cluster_scheduling() {
         );
         assert_eq!(c.job(id)["JobState"], "COMPLETED");
     }
+    c.assert_no_preemption();
 }
 
 /// Slurm's checks run only on the jobs the plan may weigh (the check
@@ -694,7 +708,7 @@ fn g_blocked_jobs_at_the_front_do_not_close_the_check_window() {
             "--gpus",
             "1",
         ],
-        &format!("{FAST}MaxCandidates=1\n"),
+        &format!("{PREEMPTIVE}MaxCandidates=1\n"),
     );
     let holder = c.submit(
         &["-p", "cpu", "-L", "lic:1", "--comment", &hint(12.0, 12.0)],
@@ -723,4 +737,5 @@ fn g_blocked_jobs_at_the_front_do_not_close_the_check_window() {
     all.extend([holder, free]);
     c.wait_done(&all, Duration::from_secs(90));
     assert_eq!(c.record(free).partition, "gpu");
+    c.assert_no_preemption();
 }
