@@ -154,11 +154,13 @@ typedef struct {
 #define FM_STARTED 1
 #define FM_REFUSED 0
 
-/* What became of one FM_START decision. */
+/* What became of one FM_START or FM_PREEMPT decision. */
 typedef struct {
 	uint32_t job_id;           /* as in the decision */
 	uint32_t started_id;       /* the job that runs (an array task's own id) */
-	int32_t result;            /* FM_STARTED or FM_REFUSED */
+	/* FM_STARTED (FM_PREEMPT: signalled or requeued) or FM_REFUSED */
+	int32_t result;
+	int32_t preempt;           /* the outcome of an FM_PREEMPT decision */
 	/* FM_REFUSED: for want of resources on the chosen node (Slurm's
 	 * node selection weighs more than the plan's model); the plan
 	 * leaves that node to others and tries the job elsewhere at once. */

@@ -31,14 +31,20 @@ static bool _preemptible(job_record_t *job_ptr)
 	       job_ptr->details->requeue && fm_managed(job_ptr);
 }
 
-void fm_preempt(const fm_decision_t *dec)
+static void _refused(fm_outcome_t *o, const char *why)
+{
+	o->result = FM_REFUSED;
+	strlcpy(o->reason, why, sizeof(o->reason));
+}
+
+void fm_preempt(const fm_decision_t *dec, fm_outcome_t *o)
 {
 	job_record_t *job_ptr = find_job_record(dec->job_id);
 	if (!job_ptr || !_preemptible(job_ptr)) {
-		debug("fairmatch: JobId=%u not preempted: no longer running, or not requeueable",
-		      dec->job_id);
+		_refused(o, "no longer running, or not requeueable");
 		return;
 	}
+	o->result = FM_STARTED;
 	if (dec->notice) {
 		info("fairmatch: preempting %pJ: signal %u now, requeue after its notice",
 		     job_ptr, job_ptr->warn_signal);
@@ -50,7 +56,7 @@ void fm_preempt(const fm_decision_t *dec)
 		requeued_unsaved++;
 		info("fairmatch: preempted %pJ: requeued", job_ptr);
 	} else {
-		info("fairmatch: %pJ not preempted: %s", job_ptr,
-		     slurm_strerror(rc));
+		_refused(o, slurm_strerror(rc));
+		info("fairmatch: %pJ not preempted: %s", job_ptr, o->reason);
 	}
 }

@@ -245,8 +245,8 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 void fm_fallback(void);
 
 /* fm_preempt.c: caller holds the cycle locks. Carries out one FM_PREEMPT
- * decision: the job's --signal now, or its requeue. */
-void fm_preempt(const fm_decision_t *dec);
+ * decision, the job's --signal now or its requeue, and says how in `o`. */
+void fm_preempt(const fm_decision_t *dec, fm_outcome_t *o);
 /* Requeues since the job state was last saved, and that it was. */
 uint32_t fm_requeued_unsaved(void);
 void fm_requeues_saved(void);

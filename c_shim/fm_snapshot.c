@@ -292,8 +292,10 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 	/* Slurm sets begin_time when the job becomes eligible (released,
 	 * dependencies met, --begin passed): a wait counts from then. */
 	/* What preemption needs of a running job (docs/operations.md). */
+	/* As fm_preempt.c will check it: a job ending (completing) is not. */
 	j->requeue = job_ptr->batch_flag && job_ptr->details &&
-		     job_ptr->details->requeue;
+		     job_ptr->details->requeue && !IS_JOB_COMPLETING(job_ptr) &&
+		     fm_managed(job_ptr);
 	j->qos = _keep(job_ptr->qos_ptr ? job_ptr->qos_ptr->name : NULL);
 	j->notice = job_ptr->warn_signal ? job_ptr->warn_time : -1;
 	j->eligible = 0;

@@ -358,7 +358,11 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 			break;
 		h->worked = true;
 		if (dec->action == FM_PREEMPT) {
-			fm_preempt(dec);
+			fm_outcome_t *p = &outcomes[n++];
+			p->job_id = dec->job_id;
+			p->at = fm_now();
+			p->preempt = 1;
+			fm_preempt(dec, p);
 			continue;
 		}
 		job_record_t *job_ptr = find_job_record(dec->job_id);

@@ -309,6 +309,7 @@ fn outcome(job_id: u32, result: Result<u32, &str>, at: f64) -> Outcome {
             busy: reason == "Resources",
         }),
         at,
+        preemption: false,
     }
 }
 

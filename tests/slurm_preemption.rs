@@ -6,7 +6,7 @@
 use fairmatch::slurm::config::{Config, PreemptMode};
 use fairmatch::slurm::planner::Planner;
 use fairmatch::slurm::snapshot::{
-    Action, Decision, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
+    Action, Decision, JobInfo, NodeInfo, Outcome, PartitionInfo, Placement, Refusal, Snapshot,
 };
 
 /// c1 and c2 (one CPU each) in `cpu`: `opted` runs on c1 since `started`,
@@ -73,6 +73,27 @@ fn preempted(decisions: &[Decision]) -> Vec<(u32, bool)> {
         .collect()
 }
 
+/// Slurm's answer to each preemption among `decisions`: carried out, or
+/// refused with `refused`.
+fn answer(planner: &mut Planner, decisions: &[Decision], at: f64, refused: Option<&str>) {
+    let outcomes: Vec<Outcome> = preempted(decisions)
+        .into_iter()
+        .map(|(job_id, _)| Outcome {
+            job_id,
+            result: match refused {
+                None => Ok(job_id),
+                Some(reason) => Err(Refusal {
+                    reason: reason.into(),
+                    busy: false,
+                }),
+            },
+            at,
+            preemption: true,
+        })
+        .collect();
+    planner.observe(&outcomes);
+}
+
 fn started(decisions: &[Decision], id: u32) -> Option<String> {
     decisions.iter().find_map(|d| match &d.action {
         Action::Start { node, .. } if d.job_id == id => Some(node.clone()),
@@ -95,13 +116,17 @@ fn nothing_is_preempted_while_preemption_is_off() {
 fn an_overdue_job_preempts_the_opted_in_job_only_and_takes_its_slot() {
     // The job that did not opt in has more work left, so the policy
     // would rather stop it; it may not.
-    let mut planner = Planner::new(preemptive());
+    let mut planner = Planner::new(Config {
+        preempt_round: 30.0,
+        ..preemptive()
+    });
     let d = planner.plan(&busy(500.0, opted_in(), 100.0));
     assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
     assert_eq!(started(&d, 3), None, "the slot is not free yet: {d:?}");
-    // Slurm has not requeued it yet, and the next round comes: it is not
-    // preempted again, and the other job still is not.
-    for now in [501.0, 561.0] {
+    answer(&mut planner, &d, 500.1, None);
+    // Requeued, but still listed as running, and the next round comes: no
+    // other job is preempted, the other job still is not.
+    for now in [501.0, 531.0] {
         let d = planner.plan(&busy(now, opted_in(), 100.0));
         assert!(preempted(&d).is_empty(), "at {now}: {d:?}");
     }
@@ -159,17 +184,48 @@ fn a_job_with_a_signal_gets_its_notice_before_the_requeue() {
     let mut planner = Planner::new(preemptive());
     let d = planner.plan(&busy(500.0, job(), 100.0));
     assert_eq!(preempted(&d), vec![(1, true)], "{d:?}");
+    answer(&mut planner, &d, 500.1, None);
     let d = planner.plan(&busy(520.0, job(), 100.0));
     assert!(preempted(&d).is_empty(), "{d:?}");
-    let d = planner.plan(&busy(530.5, job(), 100.0));
-    assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
+    // The requeue is due; its decision is dropped (no answer), so the next
+    // plan asks again.
+    for now in [530.5, 531.0] {
+        let d = planner.plan(&busy(now, job(), 100.0));
+        assert_eq!(preempted(&d), vec![(1, false)], "at {now}: {d:?}");
+    }
     // A notice longer than PreemptGraceTime is cut to it.
     let config = Config {
         preempt_grace: 10.0,
         ..preemptive()
     };
     let mut planner = Planner::new(config);
-    planner.plan(&busy(500.0, job(), 100.0));
+    let d = planner.plan(&busy(500.0, job(), 100.0));
+    answer(&mut planner, &d, 500.1, None);
     let d = planner.plan(&busy(510.5, job(), 100.0));
+    assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
+}
+
+#[test]
+fn a_preemption_counts_only_once_slurm_carried_it_out() {
+    // Dropped (no answer): nothing is remembered; the next round asks
+    // again.
+    let mut planner = Planner::new(preemptive());
+    let d = planner.plan(&busy(500.0, opted_in(), 100.0));
+    assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
+    let d = planner.plan(&busy(561.0, opted_in(), 100.0));
+    assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
+    // Refused: not asked again for a round (or the minimum run, if longer),
+    // and no other job is stopped instead.
+    answer(
+        &mut planner,
+        &d,
+        561.0,
+        Some("Requested operation is presently disabled"),
+    );
+    for now in [600.0, 615.0] {
+        let d = planner.plan(&busy(now, opted_in(), 100.0));
+        assert!(preempted(&d).is_empty(), "at {now}: {d:?}");
+    }
+    let d = planner.plan(&busy(622.0, opted_in(), 100.0));
     assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
 }

@@ -165,6 +165,7 @@ pub unsafe fn outcome(o: &raw::fm_outcome_t) -> Outcome {
             })
         },
         at: o.at,
+        preemption: o.preempt != 0,
     }
 }
 

@@ -9,6 +9,7 @@ pub mod full_nodes;
 pub mod hints;
 pub mod history;
 pub mod planner;
+mod preempting;
 mod reasons;
 pub mod slots;
 pub mod snapshot;

@@ -20,6 +20,7 @@ use super::estimates::{self, Estimates, Source};
 use super::full_nodes::{FullNodes, Occupants};
 use super::hints::{self, Hint};
 use super::history::History;
+use super::preempting::{Preempting, LEAVES_AFTER};
 use super::reasons;
 use super::slots::SlotModel;
 use super::snapshot::{
@@ -67,15 +68,6 @@ fn configure(allox: &mut Allox, config: &Config) {
     };
 }
 
-/// Seconds a preempted job's slots are believed busy after its requeue
-/// (SIGTERM, the job's exit, the epilog): the plan may hold an overdue job
-/// for them, not start one there.
-pub const LEAVES_AFTER: f64 = 5.0;
-
-/// Seconds after which a preemption that left the job running (its
-/// requeue refused, say) is forgotten and the job planned as running.
-const LEAVING_AT_MOST: f64 = 60.0;
-
 /// Plans which pending Slurm jobs start where, cycle after cycle, with AlloX
 /// over the snapshot's slots.
 pub struct Planner {
@@ -99,11 +91,8 @@ pub struct Planner {
     noted: HashSet<u32>,
     /// Per fair-share key: attained service, at the rates of the last plan.
     service: NamedService,
-    /// Preempted jobs that were sent their `--signal`: when their notice
-    /// ends and the requeue is asked for.
-    notified: HashMap<u32, f64>,
-    /// Preempted jobs still running: when their slots should be free.
-    leaving: HashMap<u32, f64>,
+    /// The preemptions under way.
+    preempting: Preempting,
 }
 
 pub use super::estimates::MIN_PLANNED_SECONDS;
@@ -135,8 +124,7 @@ impl Planner {
             full: FullNodes::default(),
             noted: HashSet::new(),
             service: NamedService::default(),
-            notified: HashMap::new(),
-            leaving: HashMap::new(),
+            preempting: Preempting::default(),
         }
     }
 
@@ -156,6 +144,11 @@ impl Planner {
     /// What Slurm made of the last plan's starts, in decision order.
     pub fn observe(&mut self, outcomes: &[Outcome]) {
         for o in outcomes {
+            if o.preemption {
+                let retry = self.config.preempt_min_run.max(self.config.preempt_round);
+                self.preempting.observe(o, retry);
+                continue;
+            }
             let proposal = self
                 .proposed
                 .get_mut(&o.job_id)
@@ -319,27 +312,21 @@ impl Planner {
     }
 
     /// The running jobs to stop now: those whose `--signal` notice is over,
-    /// then the policy's choice among the preemptible ones (see
-    /// `Planner::preemptible`). Their slots are free soon after in `view`,
-    /// so the plan holds the overdue job there.
+    /// then, unless a preemption is under way, the policy's choice among
+    /// the preemptible ones (see `Planner::preemptible`). Their slots are
+    /// free soon after in `view`, so the plan holds the overdue job there.
+    /// Each counts once Slurm's answer comes ([`Planner::observe`]).
     fn preempt(&mut self, snap: &Snapshot, view: &mut SnapshotView<'_>) -> Vec<Decision> {
         let now = snap.now;
-        let mut due: Vec<u32> = self
-            .notified
-            .iter()
-            .filter(|(_, at)| **at <= now)
-            .map(|(id, _)| *id)
-            .collect();
-        due.sort_unstable();
-        let mut out: Vec<Decision> = due
-            .into_iter()
-            .map(|id| {
-                self.notified.remove(&id);
-                self.leaving.insert(id, now + LEAVES_AFTER);
-                preemption(id, false)
-            })
-            .collect();
-        if self.config.preempt == PreemptMode::Off {
+        let mut out = Vec::new();
+        for id in self.preempting.due(now) {
+            self.preempting.ask(id, None);
+            out.push(preemption(id, false));
+        }
+        // One at a time: the waiting job a preemption is for holds the
+        // slot coming free, and a second round before it is free would
+        // find it still waiting and stop another job for it.
+        if self.config.preempt == PreemptMode::Off || self.preempting.under_way() {
             return out;
         }
         let policy = &mut self.policy;
@@ -356,17 +343,13 @@ impl Planner {
                 .notice
                 .map(|s| s.min(self.config.preempt_grace))
                 .filter(|s| *s > 0.0);
-            let free_at = now + notice.unwrap_or(0.0) + LEAVES_AFTER;
             log::info!(
                 "preempting job {} for a waiting job{}",
                 job.job_id,
                 notice.map_or(String::new(), |s| format!(", after {s} s of notice"))
             );
-            if let Some(s) = notice {
-                self.notified.insert(job.job_id, now + s);
-            }
-            self.leaving.insert(job.job_id, free_at);
-            view.leaves(id, free_at);
+            self.preempting.ask(job.job_id, notice.map(|s| now + s));
+            view.leaves(id, now + notice.unwrap_or(0.0) + LEAVES_AFTER);
             out.push(preemption(job.job_id, notice.is_some()));
         }
         out
@@ -380,12 +363,10 @@ impl Planner {
             .chain(&snap.running)
             .map(|j| j.job_id)
             .collect();
-        self.started.retain(|id, _| live.contains(id));
-        // A preempted job leaves the running list once Slurm requeued it.
+        // Only running jobs keep their start: a requeued one starts anew.
         let running: HashSet<u32> = snap.running.iter().map(|j| j.job_id).collect();
-        self.notified.retain(|id, _| running.contains(id));
-        self.leaving
-            .retain(|id, at| running.contains(id) && *at + LEAVING_AT_MOST > snap.now);
+        self.started.retain(|id, _| running.contains(id));
+        self.preempting.forget_gone(snap);
         self.noted.retain(|id| live.contains(id));
         self.refused
             .retain(|id, until| live.contains(id) && *until > snap.now);
@@ -525,17 +506,23 @@ impl PlanMemory for Planner {
 
     /// With preemption on, a running job may be preempted when Slurm may
     /// requeue it and it opted in (the hint's `preemptible`, or a QOS in
-    /// `PreemptibleQOS`), unless it is already being preempted. The
+    /// `PreemptibleQOS`), unless it is being preempted or Slurm lately
+    /// refused to (see [`Preempting`]). The
     /// policy adds the minimum run time since its start.
     fn preemptible(&self, job: &JobInfo, hint: &Hint) -> bool {
         self.config.preempt != PreemptMode::Off
             && job.requeue
-            && (hint.preemptible || self.config.preemptible_qos.contains(&job.qos))
-            && !self.leaving.contains_key(&job.job_id)
+            && (hint.preemptible
+                || self
+                    .config
+                    .preemptible_qos
+                    .iter()
+                    .any(|q| q.eq_ignore_ascii_case(&job.qos)))
+            && self.preempting.may_choose(job.job_id)
     }
 
     fn leaves_at(&self, job_id: u32) -> Option<f64> {
-        self.leaving.get(&job_id).copied()
+        self.preempting.leaves_at(job_id)
     }
 }
 

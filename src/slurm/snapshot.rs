@@ -323,7 +323,8 @@ pub enum Action {
     },
 }
 
-/// What became of a start: Slurm's answer to `select_nodes()`.
+/// What became of a start (Slurm's answer to `select_nodes()`) or of a
+/// preemption.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     /// The job the decision named.
@@ -332,6 +333,9 @@ pub struct Outcome {
     pub result: Result<u32, Refusal>,
     /// When Slurm answered.
     pub at: f64,
+    /// The answer to a preemption ([`Action::Preempt`]): `Ok` when the job
+    /// was signalled or requeued, else Slurm's refusal.
+    pub preemption: bool,
 }
 
 /// Why Slurm refused a start.

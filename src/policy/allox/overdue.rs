@@ -108,13 +108,21 @@ impl Allox {
             left.into_iter().partition(|j| self.is_overdue(view, j));
         self.oldest_first(&mut overdue);
         let mut starts = Vec::new();
-        // Per flavor, the machines the tier may still take.
+        // Per flavor, the machines the tier may still take. Preemption can
+        // win back any machine a preemptible job holds, so it lifts the
+        // cap; where some running job may not be stopped (in Slurm, one
+        // that did not opt in), the cap stays, or overdue jobs alone would
+        // fill the cluster.
+        let uncapped = self.preemption.is_some() && view.running.iter().all(|r| r.preemptible);
         let mut room: Vec<usize> = view
             .flavors
             .iter()
-            .map(|f| match self.preemption {
-                Some(_) => usize::MAX,
-                None => (f.slots as f64 * self.tier_share).ceil() as usize,
+            .map(|f| {
+                if uncapped {
+                    usize::MAX
+                } else {
+                    (f.slots as f64 * self.tier_share).ceil() as usize
+                }
             })
             .collect();
         let running: std::collections::HashSet<usize> = view.running.iter().map(|r| r.id).collect();
