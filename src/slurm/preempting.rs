@@ -40,8 +40,9 @@ pub(super) struct Preempting {
 }
 
 impl Preempting {
-    /// Whether a preemption is under way (asked, in its notice, or
-    /// leaving its node).
+    /// Whether a preemption Slurm carried out is under way: the job is in
+    /// its notice, or leaving its node. (One only asked is not: it counts
+    /// once answered.)
     pub(super) fn under_way(&self) -> bool {
         !self.notified.is_empty() || !self.leaving.is_empty()
     }
