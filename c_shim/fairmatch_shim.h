@@ -98,6 +98,12 @@ typedef struct {
 	const char *qos;         /* its QOS's name, or "" */
 	/* Seconds of notice its --signal asks for; < 0 without --signal. */
 	double notice;
+	/* Pending only: its priority (never 0: held jobs are not copied),
+	 * whether an operator set it (scontrol update Priority=), and its
+	 * QOS's Priority (0 without a QOS). */
+	uint32_t priority;
+	int set_by_admin;
+	uint32_t qos_priority;
 } fm_job_t;
 
 typedef struct {

@@ -298,6 +298,9 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 		     fm_managed(job_ptr);
 	j->qos = _keep(job_ptr->qos_ptr ? job_ptr->qos_ptr->name : NULL);
 	j->notice = job_ptr->warn_signal ? job_ptr->warn_time : -1;
+	j->priority = job_ptr->priority;
+	j->set_by_admin = job_ptr->direct_set_prio != 0;
+	j->qos_priority = job_ptr->qos_ptr ? job_ptr->qos_ptr->priority : 0;
 	j->eligible = 0;
 	if (job_ptr->details) {
 		time_t t = job_ptr->details->submit_time;

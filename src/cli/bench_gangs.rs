@@ -205,6 +205,7 @@ fn decision(args: &BenchGangsArgs) -> Result<(), CliError> {
                     8 => Width::new(4, 1).expect("valid"),
                     _ => Width::new(4, 2).expect("valid"),
                 },
+                priority: 0,
             }
         })
         .collect();

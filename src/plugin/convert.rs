@@ -6,7 +6,7 @@
 use super::raw;
 use crate::slurm::config::Config;
 use crate::slurm::snapshot::{
-    Action, Checked, Decision, FinishedJob, JobInfo, NodeInfo, Outcome, PartitionInfo,
+    Action, Checked, Decision, FinishedJob, JobInfo, JobPriority, NodeInfo, Outcome, PartitionInfo,
     PartitionLimits, Placement, Preemption, Refusal, Snapshot,
 };
 use std::ffi::{c_char, CStr};
@@ -145,6 +145,11 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
         requeue: j.requeue != 0,
         qos: text(j.qos),
         notice: (j.notice >= 0.0).then_some(j.notice),
+        priority: JobPriority {
+            value: j.priority,
+            set_by_admin: j.set_by_admin != 0,
+            qos: j.qos_priority,
+        },
     }
 }
 

@@ -9,6 +9,7 @@ pub mod baselines;
 pub mod decision_loop;
 pub mod gang_plan;
 pub(crate) mod idle_nodes;
+pub mod priority_classes;
 
 use crate::model::{best_flavor, Flavor, Width};
 use crate::solver::SolveError;
@@ -29,6 +30,10 @@ pub struct PendingJob {
     /// [`Start`] per slot, `width.per_node` on each of `width.nodes`
     /// nodes, all in one answer.
     pub width: Width,
+    /// Its priority class: every job of a higher class is served before
+    /// any job of a lower one (see [`priority_classes`]); 0 for all when
+    /// jobs are equal, as in the simulator.
+    pub priority: u32,
 }
 
 /// A job already running on a machine. A job of several slots is one

@@ -502,6 +502,7 @@ impl Sim<'_> {
             arrival: job.arrival,
             estimates: self.scaled_estimates(j, self.remaining[j]),
             width: job.width,
+            priority: 0,
         });
     }
 

@@ -3,6 +3,7 @@
 //! reported and its default kept, so a broken file never stops slurmctld.
 
 use super::hints::parse_duration;
+use super::priority::PrioritySources;
 use crate::policy::allox::candidates::CandidateRule;
 use crate::solver::SolverKind;
 
@@ -61,6 +62,9 @@ pub struct Config {
     pub solver: SolverKind,
     /// Whether users or accounts are the parties fairness compares.
     pub fairshare_by: FairshareBy,
+    /// Which of Slurm's priority sources make strict classes
+    /// (`PriorityTiers=`; see `slurm::priority`).
+    pub priority_tiers: PrioritySources,
     /// CPUs per CPU slot; 0 = what the jobs ask for.
     pub cpus_per_slot: u32,
     /// Seconds, when nothing better is known.
@@ -118,6 +122,7 @@ impl Default for Config {
             preempt_grace: DEFAULT_PREEMPT_GRACE,
             solver: SolverKind::default(),
             fairshare_by: FairshareBy::User,
+            priority_tiers: PrioritySources::ALL,
             cpus_per_slot: 0,
             default_runtime: 3600.0,
             interval_ms: DEFAULT_INTERVAL_MS,
@@ -224,6 +229,7 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
                 _ => return Err("FairshareBy must be 'user' or 'account'".into()),
             };
         }
+        "prioritytiers" => config.priority_tiers = priority_tiers(value)?,
         "cpusperslot" => {
             config.cpus_per_slot = value
                 .parse::<u32>()
@@ -263,6 +269,25 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
 }
 
 /// A comma-separated list, blanks dropped.
+/// `PriorityTiers=`: `none`, or any of `partition`, `qos` and `admin`.
+fn priority_tiers(value: &str) -> Result<PrioritySources, String> {
+    let mut sources = PrioritySources::NONE;
+    for word in list(value) {
+        match word.to_ascii_lowercase().as_str() {
+            "none" => {}
+            "partition" => sources.partition = true,
+            "qos" => sources.qos = true,
+            "admin" => sources.admin = true,
+            _ => {
+                return Err(format!(
+                    "PriorityTiers takes 'none' or a list of 'partition', 'qos' and 'admin', not '{word}'"
+                ))
+            }
+        }
+    }
+    Ok(sources)
+}
+
 fn list(value: &str) -> Vec<String> {
     value
         .split(',')
@@ -322,6 +347,28 @@ mod tests {
             assert_eq!(c.max_wait, None);
         }
         assert_eq!(parse("f.conf", "MaxWait=90").0.max_wait, Some(90.0));
+    }
+
+    #[test]
+    fn priority_tiers_default_to_every_source_and_take_a_list() {
+        assert_eq!(Config::default().priority_tiers, PrioritySources::ALL);
+        let (c, w) = parse("f.conf", "PriorityTiers=QOS, partition\n");
+        assert!(w.is_empty(), "{w:?}");
+        let want = PrioritySources {
+            admin: false,
+            ..PrioritySources::ALL
+        };
+        assert_eq!(c.priority_tiers, want);
+        assert_eq!(
+            parse("f", "PriorityTiers=none").0.priority_tiers,
+            PrioritySources::NONE
+        );
+        let (c, w) = parse("f.conf", "PriorityTiers=age\n");
+        assert_eq!(c.priority_tiers, PrioritySources::ALL);
+        assert!(
+            w.len() == 1 && w[0].contains("f.conf:1") && w[0].contains("'age'"),
+            "{w:?}"
+        );
     }
 
     #[test]

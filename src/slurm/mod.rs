@@ -10,6 +10,7 @@ pub mod hints;
 pub mod history;
 pub mod planner;
 mod preempting;
+pub mod priority;
 mod reasons;
 pub mod slots;
 pub mod snapshot;

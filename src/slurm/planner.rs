@@ -21,6 +21,7 @@ use super::full_nodes::{FullNodes, Occupants};
 use super::hints::{self, Hint};
 use super::history::History;
 use super::preempting::{Preempting, LEAVES_AFTER};
+use super::priority;
 use super::reasons;
 use super::slots::SlotModel;
 use super::snapshot::{
@@ -198,12 +199,16 @@ impl Planner {
         }
         // With alpha 1 every user is eligible in every pool (AlloX's
         // fairness rule): one group for all.
+        // A priority class is planned on its own (`policy::priority_classes`),
+        // so each class has its own groups.
         let per_user = self.policy.alpha() < 1.0;
-        let mut groups: HashMap<&str, usize> = HashMap::new();
+        let classes = priority::classes(snap, self.config.priority_tiers);
+        let mut groups: HashMap<(u32, &str), usize> = HashMap::new();
         let ranked: Vec<Ranked> = snap
             .pending
             .iter()
-            .map(|job| {
+            .zip(&classes)
+            .map(|(job, &class)| {
                 // A refused job sits out the plan, and a blocked one is
                 // not ranked: neither needs its hint read.
                 let estimates =
@@ -217,11 +222,8 @@ impl Planner {
                             .collect()
                     };
                 let next = groups.len();
-                let group = if per_user {
-                    *groups.entry(self.fair_share(job).0).or_insert(next)
-                } else {
-                    0
-                };
+                let party = if per_user { self.fair_share(job).0 } else { "" };
+                let group = *groups.entry((class, party)).or_insert(next);
                 let risky = model
                     .flavor_nodes
                     .iter()
@@ -283,7 +285,8 @@ impl Planner {
             .zip(&hints)
             .map(|(job, hint)| self.estimates(&model, job, hint))
             .collect();
-        let mut view = SnapshotView::build(self, snap, &model, &estimates);
+        let classes = priority::classes(snap, self.config.priority_tiers);
+        let mut view = SnapshotView::build(self, snap, &model, &estimates, &classes);
         let preemptions = self.preempt(snap, &mut view);
         let rates = decision_loop::decide_until_settled(&mut self.policy, &mut view)
             .unwrap_or_else(|never| match never {});

@@ -206,6 +206,8 @@ pub struct JobInfo {
     /// Seconds of warning it asked for with `--signal` before it is
     /// stopped; `None` when it asked for no signal.
     pub notice: Option<f64>,
+    /// Pending jobs: Slurm's priority and where it came from.
+    pub priority: JobPriority,
     /// Pending jobs: whether Slurm's own checks have looked at it yet
     /// (see [`super::window`]). Running jobs are [`Checked::Runnable`].
     pub checked: Checked,
@@ -238,6 +240,30 @@ impl JobInfo {
             requeue: false,
             qos: String::new(),
             notice: None,
+            priority: JobPriority::default(),
+        }
+    }
+}
+
+/// A pending job's priority as Slurm holds it (see [`super::priority`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobPriority {
+    /// Its priority (`squeue --priority`); never 0, since a held job is
+    /// not pending to the plan.
+    pub value: u32,
+    /// An operator set it (`scontrol update Priority=`), rather than the
+    /// priority plugin.
+    pub set_by_admin: bool,
+    /// Its QOS's `Priority`; 0 without one.
+    pub qos: u32,
+}
+
+impl Default for JobPriority {
+    fn default() -> Self {
+        JobPriority {
+            value: 1,
+            set_by_admin: false,
+            qos: 0,
         }
     }
 }

@@ -73,6 +73,7 @@ impl<'s> SnapshotView<'s> {
         snap: &'s Snapshot,
         model: &'s SlotModel,
         estimates: &[Estimates],
+        classes: &[u32],
     ) -> Self {
         let users = user_names(planner, snap);
         let mut view = SnapshotView {
@@ -94,7 +95,7 @@ impl<'s> SnapshotView<'s> {
         let mut weights = vec![None; view.users.len()];
         view.place_running(planner, &mut weights);
         view.hold_full_slots(planner);
-        view.queue_pending(planner, estimates, &mut weights);
+        view.queue_pending(planner, estimates, classes, &mut weights);
         view.weights = weights.into_iter().map(|w| w.unwrap_or(1.0)).collect();
         view
     }
@@ -228,6 +229,7 @@ impl<'s> SnapshotView<'s> {
         &mut self,
         planner: &impl PlanMemory,
         estimates: &[Estimates],
+        classes: &[u32],
         weights: &mut [Option<f64>],
     ) {
         for (i, job) in self.snap.pending.iter().enumerate() {
@@ -244,6 +246,7 @@ impl<'s> SnapshotView<'s> {
                     arrival: job.eligible,
                     estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
                     width: width_of(job),
+                    priority: classes[i],
                 });
             }
         }

@@ -115,6 +115,7 @@ mod tests {
             arrival: id as f64,
             estimates: vec![gpu, cpu],
             width: crate::model::Width::ONE,
+            priority: 0,
         }
     }
 

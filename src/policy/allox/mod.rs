@@ -35,6 +35,7 @@ pub use self::preemption::{Preemption, ROUND, WAIT_FACTOR};
 
 use self::candidates::CandidateRule;
 use self::warm_plan::{WarmPlan, WarmSlot};
+use super::priority_classes;
 use super::{
     by_arrival, job_share, usage_scores, IdMap, PendingJob, Policy, PolicyError, Start, View,
 };
@@ -234,12 +235,37 @@ impl Policy for Allox {
         }
     }
 
+    fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
+        self.check()?;
+        if view.pending.is_empty() || !view.machines.iter().any(|m| m.idle) {
+            return Ok(Vec::new());
+        }
+        if self.stickiness > 0.0 {
+            let pending: IdMap<()> = view.pending.iter().map(|j| (j.id, ())).collect();
+            self.planned.retain(|id, _| pending.contains_key(id));
+        } else {
+            // Plans are only remembered for stickiness.
+            self.planned.clear();
+        }
+        if priority_classes::several(view) {
+            // Each class is a matching of its own: none is warm.
+            return priority_classes::decide_by_class(view, |class| {
+                self.warm.0 = None;
+                self.decide_class(class)
+            });
+        }
+        self.decide_class(view)
+    }
+}
+
+impl Allox {
+    /// The decision among jobs of one priority class.
+    //
     // One function on purpose: each start updates `idle`, `free_in`,
     // `scores`, `left` and the plan that the next choice reads, and
     // `continue 'start` resumes the choice from there; split up, all of that
     // state would travel through every step on each scheduling event.
-    fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
-        self.check()?;
+    fn decide_class(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
         let mut idle: Vec<bool> = view.machines.iter().map(|m| m.idle).collect();
         if view.pending.is_empty() || !idle.contains(&true) {
             return Ok(Vec::new());
@@ -248,12 +274,6 @@ impl Policy for Allox {
             return self.decide_gangs(view);
         }
         let by_id: IdMap<&PendingJob> = view.pending.iter().map(|j| (j.id, j)).collect();
-        if self.stickiness > 0.0 {
-            self.planned.retain(|id, _| by_id.contains_key(id));
-        } else {
-            // Plans are only remembered for stickiness.
-            self.planned.clear();
-        }
         let mut free_in: Vec<f64> = (0..view.machines.len()).map(|m| view.free_in(m)).collect();
         let mut scores = usage_scores(view);
         let attained = |u: usize| view.attained.get(u).copied().unwrap_or(0.0);
@@ -480,6 +500,7 @@ mod tests {
             arrival: 0.0,
             estimates: vec![gpu, cpu],
             width: Width::ONE,
+            priority: 0,
         }
     }
 
@@ -632,6 +653,7 @@ mod tests {
                 arrival: 0.0,
                 estimates: vec![Some(10.0 + i as f64)],
                 width: Width::ONE,
+                priority: 0,
             })
             .collect();
         let view = View {
@@ -713,6 +735,7 @@ mod tests {
                     Some(2.0 + ((id * 53) % 43) as f64 * 1.271),
                 ],
                 width: Width::ONE,
+                priority: 0,
             })
             .collect();
         let mut machines: Vec<MachineView> = machine_flavors
@@ -867,7 +890,7 @@ mod tests {
                 .map(|(id, (user, arrival, times))| {
                     let mut estimates = times[..busy.len()].to_vec();
                     estimates[0] = estimates[0].or(Some(40.0 + id as f64 * 0.731)); // placeable
-                    PendingJob { id, user: *user, arrival: *arrival, estimates, width: Width::ONE }
+                    PendingJob { id, user: *user, arrival: *arrival, estimates, width: Width::ONE, priority: 0 }
                 })
                 .collect();
             let view = View {

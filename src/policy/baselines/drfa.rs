@@ -184,6 +184,7 @@ mod tests {
             arrival: id as f64,
             estimates: vec![Some(4.0), Some(1.0), Some(2.0)],
             width: crate::model::Width::ONE,
+            priority: 0,
         };
         let jobs = [job(0, 0), job(1, 0), job(2, 1), job(3, 1)];
         let v = view(&flavors, &machines, &jobs, &[]);

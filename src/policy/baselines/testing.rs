@@ -39,6 +39,7 @@ pub fn pending(id: usize, user: usize, arrival: f64, times: [Option<f64>; 2]) ->
         arrival,
         estimates: times.to_vec(),
         width: crate::model::Width::ONE,
+        priority: 0,
     }
 }
 

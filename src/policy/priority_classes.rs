@@ -1,0 +1,213 @@
+//! Strict priority classes: every job of a higher [`PendingJob::priority`]
+//! is served before any job of a lower one, and the policy's own order
+//! (AlloX's matching and fairness) decides within a class.
+//!
+//! This is how a site's "this goes first" reaches the matching (Slurm's
+//! partition `PriorityTier`, QOS priority and an admin's priority: see
+//! `slurm::priority`). A class is offered the cluster as the classes above
+//! it leave it, so a lower class never takes a slot a higher class starts
+//! on now, and never a slot a higher class's waiting gang holds: the first
+//! [`RESERVATIONS`] such gangs hold the nodes where the serial schedule of
+//! [`gang_plan`] would start them soonest, as Slurm's backfill holds a
+//! reservation for its top jobs. A waiting one-slot job of a higher class
+//! holds nothing: the policy left it waiting for a busy machine it prefers
+//! (a faster flavor, or its fairness rule's turn), and an idle slot it did
+//! not take now is one the matching does not plan it on.
+//!
+//! Costs as weights inside one matching would not do: the matching
+//! minimises total completion time, and enough short jobs of a lower class
+//! always outbid a finite weight. Classes, like the waiting-time bound,
+//! are a tier.
+
+use super::gang_plan::{self, PlanJob};
+use super::{by_arrival, MachineView, PendingJob, PolicyError, Start, View};
+use crate::model::best_flavor;
+
+/// Waiting gangs of a higher class that hold nodes from the classes below.
+pub const RESERVATIONS: usize = 8;
+
+/// Whether the pending jobs fall into more than one class.
+pub fn several(view: &View<'_>) -> bool {
+    let mut classes = view.pending.iter().map(|j| j.priority);
+    classes
+        .next()
+        .is_some_and(|first| classes.any(|c| c != first))
+}
+
+/// The starts of the highest class that starts anything, asking `decide`
+/// once per class, highest first, with a view of that class's jobs on the
+/// slots the classes above leave. Empty when no class starts a job.
+pub fn decide_by_class(
+    view: &View<'_>,
+    mut decide: impl FnMut(&View<'_>) -> Result<Vec<Start>, PolicyError>,
+) -> Result<Vec<Start>, PolicyError> {
+    let mut classes: Vec<u32> = view.pending.iter().map(|j| j.priority).collect();
+    classes.sort_unstable_by(|a, b| b.cmp(a));
+    classes.dedup();
+    let mut machines: Vec<MachineView> = view.machines.to_vec();
+    for class in classes {
+        if !machines.iter().any(|m| m.idle) {
+            break;
+        }
+        let pending: Vec<PendingJob> = view
+            .pending
+            .iter()
+            .filter(|j| j.priority == class)
+            .cloned()
+            .collect();
+        let sub = View {
+            machines: &machines,
+            pending: &pending,
+            ..view.clone()
+        };
+        let starts = decide(&sub)?;
+        if !starts.is_empty() {
+            return Ok(starts);
+        }
+        let held = held_by_gangs(&sub);
+        for m in held {
+            machines[m].idle = false;
+            machines[m].free_at = machines[m].free_at.max(view.now);
+        }
+    }
+    Ok(Vec::new())
+}
+
+/// The idle machines (indices into `view.machines`) that `view`'s oldest
+/// waiting gangs hold: each, in arrival order on its fastest flavor, where
+/// the serial schedule starts it soonest without delaying those before it.
+fn held_by_gangs(view: &View<'_>) -> Vec<usize> {
+    let gangs: Vec<&PendingJob> = by_arrival(view.pending)
+        .into_iter()
+        .filter(|j| !j.width.is_one())
+        .filter(|j| best_flavor(&j.estimates, view.flavors).is_some())
+        .take(RESERVATIONS)
+        .collect();
+    if gangs.is_empty() {
+        return Vec::new();
+    }
+    let (nodes, idle) = gang_plan::view_nodes(view);
+    let jobs: Vec<PlanJob> = gangs
+        .iter()
+        .map(|j| PlanJob {
+            times: j.estimates.clone(),
+            width: j.width,
+            waited: (view.now - j.arrival).max(0.0),
+        })
+        .collect();
+    let order: Vec<(usize, usize)> = gangs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, j)| best_flavor(&j.estimates, view.flavors).map(|(f, _)| (i, f)))
+        .collect();
+    let mut held = Vec::new();
+    for placement in gang_plan::schedule_all(&nodes, view.flavors.len(), &jobs, &order) {
+        for &n in &placement.nodes {
+            held.extend(idle[n].iter().copied());
+        }
+    }
+    held.sort_unstable();
+    held.dedup();
+    held
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Flavor, Width};
+
+    fn flavors() -> Vec<Flavor> {
+        vec![Flavor::new("gpu", 2), Flavor::new("cpu", 2)]
+    }
+
+    fn machine(flavor: usize, node: usize, idle: bool) -> MachineView {
+        MachineView {
+            flavor,
+            node,
+            free_at: if idle { 0.0 } else { 50.0 },
+            idle,
+        }
+    }
+
+    fn job(id: usize, priority: u32, width: Width) -> PendingJob {
+        PendingJob {
+            id,
+            user: 0,
+            arrival: id as f64,
+            estimates: vec![Some(10.0), Some(40.0)],
+            width,
+            priority,
+        }
+    }
+
+    /// Starts the oldest job on the first idle machine its flavor allows:
+    /// enough to see which class is asked, and on which machines.
+    fn first_fit(view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
+        let job = by_arrival(view.pending)
+            .into_iter()
+            .find(|j| j.width.is_one());
+        Ok(job
+            .and_then(|j| {
+                view.idle_machines()
+                    .find(|&m| view.estimate_on(j, m).is_some())
+                    .map(|machine| vec![Start { job: j.id, machine }])
+            })
+            .unwrap_or_default())
+    }
+
+    #[test]
+    fn the_higher_class_goes_first_whatever_its_age() {
+        let flavors = flavors();
+        let machines = vec![machine(0, 0, true), machine(1, 1, true)];
+        let pending = vec![job(1, 0, Width::ONE), job(2, 5, Width::ONE)];
+        let view = View {
+            now: 10.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &[],
+            user_weights: &[1.0],
+            attained: &[],
+        };
+        assert!(several(&view));
+        let starts = decide_by_class(&view, first_fit).unwrap();
+        assert_eq!(starts, vec![Start { job: 2, machine: 0 }]);
+    }
+
+    #[test]
+    fn a_lower_class_never_takes_a_node_a_waiting_gang_of_a_higher_class_holds() {
+        let flavors = flavors();
+        // Node 0: one GPU busy, one idle. The class-5 gang of two GPUs waits
+        // for node 0 and holds its idle GPU; the class-0 job may take the
+        // CPU node only.
+        let machines = vec![
+            machine(0, 0, false),
+            machine(0, 0, true),
+            machine(1, 1, true),
+        ];
+        let gang = job(1, 5, Width::new(2, 1).unwrap());
+        let pending = vec![gang, job(2, 0, Width::ONE)];
+        let view = View {
+            now: 10.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &[],
+            user_weights: &[1.0],
+            attained: &[],
+        };
+        let starts = decide_by_class(&view, first_fit).unwrap();
+        assert_eq!(starts, vec![Start { job: 2, machine: 2 }]);
+        // With one class, the same job takes the idle GPU.
+        let pending = vec![job(2, 0, Width::ONE)];
+        let view = View {
+            pending: &pending,
+            ..view
+        };
+        assert!(!several(&view));
+        assert_eq!(
+            first_fit(&view).unwrap(),
+            vec![Start { job: 2, machine: 1 }]
+        );
+    }
+}
