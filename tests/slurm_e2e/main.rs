@@ -10,6 +10,7 @@ mod preemption;
 mod reliability;
 mod scale;
 mod shared_cluster;
+mod site_priority;
 mod slurm_rules;
 mod typed_gpus;
 mod versions;
