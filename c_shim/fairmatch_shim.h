@@ -80,6 +80,11 @@ typedef struct {
 	 * (sacctmgr's Fairshare=); 0 when unknown or inherited. */
 	double user_shares;
 	double account_shares;
+	/* The decayed usage of those associations (sshare's RawUsage), as
+	 * priority/multifactor keeps it; < 0 when unknown (no accounting, or
+	 * another priority plugin). */
+	double user_usage;
+	double account_usage;
 	double eligible;
 	/* Pending only: nodes the job may use (--exclude, --nodelist,
 	 * --constraint, reservations), indices into fm_snapshot_t.nodes. */
@@ -194,9 +199,12 @@ typedef struct {
  * EventPollMs and LockHoldMs's defaults, every partition managed. */
 extern const fm_settings_t fairmatch_rs_defaults;
 /* Reads fairmatch.conf beside `slurm_conf` (outside slurmctld's locks),
- * keeping what the planner learned; fills `out`. Returns 0, or -1 when
- * the file was rejected and the previous settings stay. */
-int32_t fairmatch_rs_load_config(const char *slurm_conf, fm_settings_t *out);
+ * keeping what the planner learned; fills `out`. At the first load, takes
+ * back what was learned from `state_dir`/fairmatch_state (slurmctld's
+ * StateSaveLocation), where it is saved from then on. Returns 0, or -1
+ * when the file was rejected and the previous settings stay. */
+int32_t fairmatch_rs_load_config(const char *slurm_conf, const char *state_dir,
+				 fm_settings_t *out);
 /* Fills out[0..cap) and returns the count, or -1 if no decision could be
  * made (jobs then stay with the first-come first-served fallback). */
 /* Indices into snapshot->pending to check before the plan (at most cap);

@@ -34,6 +34,20 @@ double fm_now(void)
 	return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
+/* Whether the priority plugin keeps decayed association usage: only
+ * priority/multifactor does. Set with slurmctld's configuration read. */
+static bool usage_kept = false;
+
+void fm_set_usage_kept(bool kept)
+{
+	usage_kept = kept;
+}
+
+bool fm_usage_kept(void)
+{
+	return usage_kept;
+}
+
 bool fm_manages_every_partition(void)
 {
 	return !managed[0];

@@ -87,6 +87,8 @@ bool fm_scheduling_allowed(void);
 bool fm_manages(const char *partition);
 /* No Partitions= in fairmatch.conf: every partition is managed. */
 bool fm_manages_every_partition(void);
+void fm_set_usage_kept(bool kept);
+bool fm_usage_kept(void);
 
 /* One cycle's holds of slurmctld's cycle locks. A hold lasts at most
  * LockHoldMs (plus the one job being handled): work over many jobs calls

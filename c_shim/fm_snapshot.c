@@ -263,6 +263,7 @@ static double _shares(slurmdb_assoc_rec_t *assoc)
 static void _copy_shares(job_record_t *job_ptr, fm_job_t *j)
 {
 	assoc_mgr_lock_t locks = { .assoc = READ_LOCK };
+	j->user_usage = j->account_usage = -1;
 	assoc_mgr_lock(&locks);
 	slurmdb_assoc_rec_t *user = job_ptr->assoc_ptr;
 	if (user) {
@@ -270,6 +271,15 @@ static void _copy_shares(job_record_t *job_ptr, fm_job_t *j)
 		if (user->usage)
 			j->account_shares =
 				_shares(user->usage->parent_assoc_ptr);
+		/* Only priority/multifactor decays and keeps usage. */
+		if (user->usage && fm_usage_kept()) {
+			slurmdb_assoc_rec_t *acct =
+				user->usage->parent_assoc_ptr;
+			j->user_usage = (double) user->usage->usage_raw;
+			if (acct && acct->usage)
+				j->account_usage =
+					(double) acct->usage->usage_raw;
+		}
 	}
 	assoc_mgr_unlock(&locks);
 }
@@ -289,6 +299,7 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 		j->gpus = 0, type[0] = '\0';
 	j->gpu_type = _keep(type);
 	j->shares_cpus = job_ptr->details && job_ptr->details->share_res == 1;
+	j->user_usage = j->account_usage = -1; /* _copy_shares() knows */
 	/* Slurm sets begin_time when the job becomes eligible (released,
 	 * dependencies met, --begin passed): a wait counts from then. */
 	/* What preemption needs of a running job (docs/operations.md). */

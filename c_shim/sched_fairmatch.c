@@ -143,10 +143,13 @@ static void _load_config(void)
 	slurmctld_lock_t conf_read = { .conf = READ_LOCK };
 	lock_slurmctld(conf_read);
 	char *path = xstrdup(slurm_conf.slurm_conf);
+	char *state_dir = xstrdup(slurm_conf.state_save_location);
+	fm_set_usage_kept(xstrstr(slurm_conf.priority_type, "multifactor"));
 	unlock_slurmctld(conf_read);
 	fm_settings_t loaded;
 	memset(&loaded, 0, sizeof(loaded));
-	if (fairmatch_rs_load_config(path, &loaded) == 0)
+	if (fairmatch_rs_load_config(path, state_dir ? state_dir : "",
+				     &loaded) == 0)
 		settings = loaded;
 	if (settings.interval_ms == 0)
 		settings.interval_ms = fairmatch_rs_defaults.interval_ms;
@@ -155,6 +158,7 @@ static void _load_config(void)
 	fm_hold_configure(&settings);
 	_check_partitions(path);
 	xfree(path);
+	xfree(state_dir);
 }
 
 /* sdiag: "Main schedule statistics" count fairmatch's cycles and the time

@@ -138,6 +138,9 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
         shares_cpus: j.shares_cpus != 0,
         user_shares: (j.user_shares > 0.0).then_some(j.user_shares),
         account_shares: (j.account_shares > 0.0).then_some(j.account_shares),
+        user_usage: (j.user_usage >= 0.0 && j.user_usage.is_finite()).then_some(j.user_usage),
+        account_usage: (j.account_usage >= 0.0 && j.account_usage.is_finite())
+            .then_some(j.account_usage),
         eligible: j.eligible,
         usable_nodes,
         running,

@@ -16,10 +16,12 @@
 
 mod convert;
 mod raw;
+mod state_file;
 
 use crate::slurm::config::{self, Config};
 use crate::slurm::planner::Planner;
 use parking_lot::Mutex;
+use state_file::StateFile;
 use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -68,6 +70,11 @@ pub static fairmatch_rs_defaults: raw::fm_settings_t = raw::fm_settings_t {
 /// The planner: configuration and everything learned (attained service,
 /// run times, the previous plan). Survives reconfigures.
 static STATE: Mutex<Option<Planner>> = Mutex::new(None);
+
+/// Where the planner's learned state is saved, once slurmctld's
+/// `StateSaveLocation` is known. Only the agent thread takes it, after
+/// [`STATE`].
+static SAVED: Mutex<Option<StateFile>> = Mutex::new(None);
 
 /// Runs `f`, turning a panic into `fallback` and an error in the log.
 fn guarded<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
@@ -161,10 +168,12 @@ pub extern "C" fn sched_p_reconfig() -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn fairmatch_rs_load_config(
     slurm_conf: *const c_char,
+    state_dir: *const c_char,
     out: *mut raw::fm_settings_t,
 ) -> i32 {
     guarded("load_config", -1, || {
         let conf = convert::text(slurm_conf);
+        let state_dir = convert::text(state_dir);
         let path = Path::new(&conf)
             .parent()
             .unwrap_or(Path::new("/etc/slurm"))
@@ -178,7 +187,13 @@ pub unsafe extern "C" fn fairmatch_rs_load_config(
             }
             None => {
                 log::info!("loaded; {}", describe(&config));
-                *state = Some(Planner::new(config));
+                let mut planner = Planner::new(config);
+                let file = StateFile::in_dir(&state_dir);
+                if let Some(file) = &file {
+                    file.restore(&mut planner);
+                }
+                *SAVED.lock() = file;
+                *state = Some(planner);
             }
         }
         let c = state.as_ref().map(|p| p.config()).expect("set above");
@@ -211,6 +226,9 @@ pub unsafe extern "C" fn fairmatch_rs_plan(
             return -1;
         };
         let decisions = planner.plan(&snap);
+        if let Some(file) = SAVED.lock().as_mut() {
+            file.save_if_due(planner, snap.now, false);
+        }
         let out = out_slice(out, cap);
         if decisions.len() > out.len() {
             log::error!("{} decisions for {} places", decisions.len(), out.len());
@@ -237,6 +255,9 @@ pub unsafe extern "C" fn fairmatch_rs_learn(snapshot: *const raw::fm_snapshot_t)
         let snap = convert::snapshot(&*snapshot);
         if let Some(planner) = STATE.lock().as_mut() {
             planner.learn(&snap.finished);
+            if let Some(file) = SAVED.lock().as_mut() {
+                file.save_if_due(planner, snap.now, false);
+            }
         }
     })
 }
@@ -294,10 +315,18 @@ pub unsafe extern "C" fn fairmatch_rs_observe(outcomes: *const raw::fm_outcome_t
     })
 }
 
-/// The agent stops: the planner and what it learned are dropped.
+/// The agent stops: what the planner learned is saved, and the planner
+/// dropped.
 #[no_mangle]
 pub extern "C" fn fairmatch_rs_shutdown() {
-    guarded("shutdown", (), || *STATE.lock() = None)
+    guarded("shutdown", (), || {
+        let mut state = STATE.lock();
+        if let (Some(planner), Some(file)) = (state.as_ref(), SAVED.lock().as_mut()) {
+            file.save_if_due(planner, planner.last_now(), true);
+        }
+        *state = None;
+        *SAVED.lock() = None;
+    })
 }
 
 mod logger {

@@ -95,6 +95,29 @@ impl AttainedService {
     /// Brings every user's service up to `now` at the current rates. A
     /// clock that went back adds nothing.
     pub fn accrue(&mut self, now: f64) {
+        self.accrue_decaying(now, None);
+    }
+
+    /// As [`AttainedService::accrue`], with service decaying by half every
+    /// `half_life` seconds (Slurm's `PriorityDecayHalfLife`): what a user
+    /// had `h` ago counts half. Exact for constant rates between instants:
+    /// `a * d + r * (1 - d) * h / ln 2`, with `d = 2^(-elapsed / h)`.
+    pub fn accrue_decaying(&mut self, now: f64, half_life: Option<f64>) {
+        let Some(h) = half_life.filter(|h| h.is_finite() && *h > 0.0) else {
+            return self.accrue_linear(now);
+        };
+        if let Some(last) = self.until {
+            let elapsed = (now - last).max(0.0);
+            let d = (-elapsed / h).exp2();
+            let gained = (1.0 - d) * h / std::f64::consts::LN_2;
+            for (a, r) in self.attained.iter_mut().zip(&self.rates) {
+                *a = *a * d + r * gained;
+            }
+        }
+        self.until = Some(now);
+    }
+
+    fn accrue_linear(&mut self, now: f64) {
         if let Some(last) = self.until {
             let elapsed = (now - last).max(0.0);
             for (a, r) in self.attained.iter_mut().zip(&self.rates) {
@@ -135,9 +158,35 @@ pub struct NamedService {
 
 impl NamedService {
     /// Brings every user's service up to `now` (see
-    /// [`AttainedService::accrue`]).
-    pub fn accrue(&mut self, now: f64) {
-        self.service.accrue(now);
+    /// [`AttainedService::accrue_decaying`]).
+    pub fn accrue(&mut self, now: f64, half_life: Option<f64>) {
+        self.service.accrue_decaying(now, half_life);
+    }
+
+    /// Every user's service, and the time it was brought up to.
+    pub fn entries(&self) -> (Vec<(&str, f64)>, Option<f64>) {
+        let attained = self.service.attained();
+        let entries = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), attained.get(i).copied().unwrap_or(0.0)))
+            .collect();
+        (entries, self.service.until)
+    }
+
+    /// The service saved at `until` (see [`NamedService::entries`]), every
+    /// rate 0: the next [`NamedService::accrue`] decays it to its time.
+    pub fn restored(entries: &[(String, f64)], until: f64) -> Self {
+        let mut named = NamedService::default();
+        named.service = AttainedService::new(entries.len());
+        named.service.until = Some(until);
+        for (i, (name, service)) in entries.iter().enumerate() {
+            named.service.attained[i] = service.max(0.0);
+            named.index.insert(name.clone(), i);
+            named.names.push(name.clone());
+        }
+        named
     }
 
     /// The service of user `name`; 0 for a user not seen yet.
@@ -329,6 +378,28 @@ mod tests {
     }
 
     #[test]
+    fn service_decays_by_half_every_half_life() {
+        let mut s = AttainedService::new(2);
+        s.accrue_decaying(0.0, Some(10.0));
+        s.set_rates(&[1.0, 0.0]);
+        s.accrue_decaying(10.0, Some(10.0));
+        // Ten seconds at rate 1, the early ones decayed: 10 * (1/2) / ln 2.
+        let first = 5.0 / std::f64::consts::LN_2;
+        assert!((s.attained()[0] - first).abs() < 1e-9, "{:?}", s.attained());
+        s.set_rates(&[0.0, 0.0]);
+        s.accrue_decaying(30.0, Some(10.0));
+        assert!((s.attained()[0] - first / 4.0).abs() < 1e-9);
+        // In small steps, the same as in one.
+        let mut steps = AttainedService::new(1);
+        steps.accrue_decaying(0.0, Some(10.0));
+        steps.set_rates(&[1.0]);
+        for t in 1..=10 {
+            steps.accrue_decaying(f64::from(t), Some(10.0));
+        }
+        assert!((steps.attained()[0] - first).abs() < 1e-9);
+    }
+
+    #[test]
     fn service_accrues_at_the_last_rates() {
         let mut s = AttainedService::new(2);
         s.accrue(5.0);
@@ -345,18 +416,18 @@ mod tests {
     fn named_service_forgets_the_least_served() {
         let mut s = NamedService::default();
         let names: Vec<String> = ["a", "b", "c"].iter().map(|n| n.to_string()).collect();
-        s.accrue(0.0);
+        s.accrue(0.0, None);
         s.set_rates(&names, &[1.0, 3.0, 2.0]);
-        s.accrue(1.0);
+        s.accrue(1.0, None);
         assert_eq!(s.attained("b"), 3.0);
         s.forget_least_served(2);
         assert_eq!(s.len(), 2);
         assert_eq!((s.attained("a"), s.attained("c")), (0.0, 2.0));
         // Rates were reset: nothing accrues until new ones are set.
-        s.accrue(2.0);
+        s.accrue(2.0, None);
         assert_eq!(s.attained("b"), 3.0);
         s.set_rates(&names[..1], &[1.0]);
-        s.accrue(3.0);
+        s.accrue(3.0, None);
         assert_eq!(s.attained("a"), 1.0);
     }
 }

@@ -62,6 +62,9 @@ pub struct Config {
     pub solver: SolverKind,
     /// Whether users or accounts are the parties fairness compares.
     pub fairshare_by: FairshareBy,
+    /// Half-life of attained service, in seconds, as Slurm's
+    /// `PriorityDecayHalfLife`; `None` (`FairshareHalfLife=off`): no decay.
+    pub fairshare_half_life: Option<f64>,
     /// Which of Slurm's priority sources make strict classes
     /// (`PriorityTiers=`; see `slurm::priority`).
     pub priority_tiers: PrioritySources,
@@ -102,6 +105,11 @@ pub const DEFAULT_EVENT_POLL_MS: u32 = 50;
 /// `LockHoldMs` when fairmatch.conf does not set it.
 pub const DEFAULT_LOCK_HOLD_MS: u32 = 5;
 
+/// `FairshareHalfLife` when fairmatch.conf does not set it: 7 days, the
+/// default of Slurm's `PriorityDecayHalfLife`, so the service fairmatch
+/// counts itself fades as `sshare`'s usage does.
+pub const DEFAULT_FAIRSHARE_HALF_LIFE: f64 = 7.0 * 86_400.0;
+
 /// `PreemptGraceTime` when fairmatch.conf does not set it: the longest
 /// `--signal` notice honoured before a preempted job is requeued (Slurm's
 /// own `KillWait` then still lets it end cleanly after SIGTERM).
@@ -123,6 +131,7 @@ impl Default for Config {
             solver: SolverKind::default(),
             fairshare_by: FairshareBy::User,
             priority_tiers: PrioritySources::ALL,
+            fairshare_half_life: Some(DEFAULT_FAIRSHARE_HALF_LIFE),
             cpus_per_slot: 0,
             default_runtime: 3600.0,
             interval_ms: DEFAULT_INTERVAL_MS,
@@ -227,6 +236,19 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
                 "user" => FairshareBy::User,
                 "account" => FairshareBy::Account,
                 _ => return Err("FairshareBy must be 'user' or 'account'".into()),
+            };
+        }
+        "fairsharehalflife" => {
+            config.fairshare_half_life = match value.to_ascii_lowercase().as_str() {
+                "off" | "none" | "0" => None,
+                _ => Some(match value.parse::<f64>() {
+                    Ok(s) if s.is_finite() && s > 0.0 => s,
+                    _ => parse_duration(value).map_err(|e| {
+                        format!(
+                            "FairshareHalfLife must be seconds, a duration such as 7d, or off: {e}"
+                        )
+                    })?,
+                }),
             };
         }
         "prioritytiers" => config.priority_tiers = priority_tiers(value)?,

@@ -1,7 +1,8 @@
 //! Run times learned from completed jobs, the second fallback after a
 //! job's time limit: the mean run time of earlier jobs with the same user,
 //! job name and partition. Memory is bounded; the entry updated longest ago
-//! goes first.
+//! goes first. Each entry also keeps how far its mean was from each run it
+//! then learned: the error the estimate would have had.
 
 use std::collections::HashMap;
 
@@ -21,6 +22,29 @@ struct Entry {
     count: u64,
     mean: f64,
     touched: u64,
+    /// Runs learned while a mean was known, and the sum of
+    /// `|mean - run| / run` over them.
+    judged: u64,
+    error_sum: f64,
+}
+
+/// One learned key, as it is saved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistoryEntry {
+    /// The key: user, job name and partition.
+    pub user: String,
+    /// See `user`.
+    pub name: String,
+    /// See `user`.
+    pub partition: String,
+    /// Runs learned.
+    pub count: u64,
+    /// Their mean, in seconds.
+    pub mean: f64,
+    /// Runs learned while an estimate existed.
+    pub judged: u64,
+    /// The sum of their relative errors, `|estimate - run| / run`.
+    pub error_sum: f64,
 }
 
 impl History {
@@ -47,7 +71,13 @@ impl History {
             count: 0,
             mean: 0.0,
             touched: clock,
+            judged: 0,
+            error_sum: 0.0,
         });
+        if e.count > 0 && seconds > 0.0 {
+            e.judged += 1;
+            e.error_sum += (e.mean - seconds).abs() / seconds;
+        }
         e.count += 1;
         e.mean += (seconds - e.mean) / e.count as f64;
         e.touched = clock;
@@ -58,6 +88,49 @@ impl History {
         self.entries
             .get(&(user.to_string(), name.to_string(), partition.to_string()))
             .map(|e| e.mean)
+    }
+
+    /// Every key, least recently learned first.
+    pub fn entries(&self) -> Vec<HistoryEntry> {
+        let mut by_age: Vec<(&(String, String, String), &Entry)> = self.entries.iter().collect();
+        by_age.sort_by_key(|(_, e)| e.touched);
+        by_age
+            .into_iter()
+            .map(|((user, name, partition), e)| HistoryEntry {
+                user: user.clone(),
+                name: name.clone(),
+                partition: partition.clone(),
+                count: e.count,
+                mean: e.mean,
+                judged: e.judged,
+                error_sum: e.error_sum,
+            })
+            .collect()
+    }
+
+    /// The history of `entries`, least recently learned first (as
+    /// [`History::entries`] lists them); past [`MAX_ENTRIES`], the oldest
+    /// are left out, and entries that are not finite are skipped.
+    pub fn restored(entries: Vec<HistoryEntry>) -> Self {
+        let mut h = History::default();
+        let skip = entries.len().saturating_sub(MAX_ENTRIES);
+        for e in entries.into_iter().skip(skip) {
+            if !(e.mean.is_finite() && e.mean >= 0.0 && e.error_sum.is_finite() && e.count > 0) {
+                continue;
+            }
+            h.clock += 1;
+            h.entries.insert(
+                (e.user, e.name, e.partition),
+                Entry {
+                    count: e.count,
+                    mean: e.mean,
+                    touched: h.clock,
+                    judged: e.judged.min(e.count),
+                    error_sum: e.error_sum.max(0.0),
+                },
+            );
+        }
+        h
     }
 
     /// Keys remembered.
@@ -82,6 +155,13 @@ mod tests {
         h.record("alice", "train", "gpu", 20.0);
         h.record("alice", "train", "cpu", 99.0);
         assert_eq!(h.mean("alice", "train", "gpu"), Some(15.0));
+        let saved = h.entries();
+        assert_eq!(saved.len(), 2);
+        let gpu = saved.iter().find(|e| e.partition == "gpu").unwrap();
+        // The mean was 10 when the 20 s run came: half off.
+        assert_eq!((gpu.judged, gpu.error_sum), (1, 0.5));
+        let back = History::restored(saved.clone());
+        assert_eq!(back.entries(), saved);
         assert_eq!(h.mean("bob", "train", "gpu"), None);
         for i in 0..MAX_ENTRIES + 5 {
             h.record("u", &i.to_string(), "cpu", 1.0);

@@ -12,6 +12,7 @@ pub mod planner;
 mod preempting;
 pub mod priority;
 mod reasons;
+pub mod saved_state;
 pub mod slots;
 pub mod snapshot;
 mod view;

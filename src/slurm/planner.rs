@@ -23,6 +23,7 @@ use super::history::History;
 use super::preempting::{Preempting, LEAVES_AFTER};
 use super::priority;
 use super::reasons;
+use super::saved_state::{self, SavedState};
 use super::slots::SlotModel;
 use super::snapshot::{
     Action, Checked, Decision, FinishedJob, JobInfo, Outcome, Preemption, Snapshot,
@@ -94,6 +95,11 @@ pub struct Planner {
     service: NamedService,
     /// The preemptions under way.
     preempting: Preempting,
+    /// Per fair-share key, Slurm's decayed usage per share, where
+    /// priority/multifactor keeps it (this plan's snapshot): it stands for
+    /// `service` then, so fairness is what `sshare` shows and survives
+    /// restarts with Slurm's own state.
+    slurm_usage: HashMap<String, f64>,
 }
 
 pub use super::estimates::MIN_PLANNED_SECONDS;
@@ -126,6 +132,7 @@ impl Planner {
             noted: HashSet::new(),
             service: NamedService::default(),
             preempting: Preempting::default(),
+            slurm_usage: HashMap::new(),
         }
     }
 
@@ -140,6 +147,60 @@ impl Planner {
         // Keep the policy itself: it remembers the previous plan.
         configure(&mut self.policy, &config);
         self.config = config;
+    }
+
+    /// What it learned, as the text of a state file (see
+    /// [`super::saved_state`]): attained service and learned run times.
+    pub fn saved_state(&self) -> String {
+        let (service, until) = self.service.entries();
+        saved_state::encode(&SavedState {
+            service: service
+                .into_iter()
+                .map(|(n, s)| (n.to_string(), s))
+                .collect(),
+            service_until: until.unwrap_or(0.0),
+            history: self.history.entries(),
+        })
+    }
+
+    /// Per fair-share key of `snap`'s jobs, Slurm's usage divided by the
+    /// key's shares (1 without); empty where Slurm keeps no usage.
+    fn slurm_usage_of(&self, snap: &Snapshot) -> HashMap<String, f64> {
+        let mut usage = HashMap::new();
+        for job in snap.pending.iter().chain(&snap.running) {
+            let (key, shares) = self.fair_share(job);
+            let raw = match self.config.fairshare_by {
+                FairshareBy::User => job.user_usage,
+                FairshareBy::Account => job.account_usage,
+            };
+            // Jobs Slurm's checks did not reach this cycle carry none.
+            if let Some(raw) = raw {
+                usage.insert(key.to_string(), raw / shares.unwrap_or(1.0));
+            }
+        }
+        usage
+    }
+
+    /// The time of the last plan (0 before the first).
+    pub fn last_now(&self) -> f64 {
+        self.service.entries().1.unwrap_or(0.0)
+    }
+
+    /// Takes back what a state file holds, replacing what this planner
+    /// learned so far; the service decays from the time it was saved to
+    /// the next plan. Says what it took, or why the text was refused (the
+    /// planner then keeps what it had).
+    pub fn restore(&mut self, text: &str) -> Result<String, String> {
+        let state = saved_state::decode(text)?;
+        let summary = format!(
+            "{} learned run times and the service of {} users or accounts, saved at {:.0}",
+            state.history.len(),
+            state.service.len(),
+            state.service_until
+        );
+        self.history = History::restored(state.history);
+        self.service = NamedService::restored(&state.service, state.service_until);
+        Ok(summary)
     }
 
     /// What Slurm made of the last plan's starts, in decision order.
@@ -268,7 +329,9 @@ impl Planner {
         self.forget_gone(snap);
         let runnable = runnable_only(snap);
         let snap = runnable.as_ref();
-        self.service.accrue(snap.now);
+        self.service
+            .accrue(snap.now, self.config.fairshare_half_life);
+        self.slurm_usage = self.slurm_usage_of(snap);
         if self.service.len() > MAX_USERS {
             self.service.forget_least_served(MAX_USERS / 2);
         }
@@ -493,9 +556,14 @@ impl PlanMemory for Planner {
         self.refused.contains_key(&job_id)
     }
 
-    /// The attained service of a fair-share key.
+    /// The attained service of a fair-share key: Slurm's usage where it
+    /// keeps one, else what this planner counted.
     fn attained(&self, key: &str) -> f64 {
-        self.service.attained(key)
+        if self.slurm_usage.is_empty() {
+            self.service.attained(key)
+        } else {
+            self.slurm_usage.get(key).copied().unwrap_or(0.0)
+        }
     }
 
     /// Estimate per model flavor for `job`; `None` where it may not run.

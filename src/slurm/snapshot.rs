@@ -188,6 +188,11 @@ pub struct JobInfo {
     pub user_shares: Option<f64>,
     /// See [`JobInfo::user_shares`].
     pub account_shares: Option<f64>,
+    /// The decayed usage of its user's association (`sshare`'s RawUsage),
+    /// where priority/multifactor keeps one.
+    pub user_usage: Option<f64>,
+    /// See [`JobInfo::user_usage`]: its account's.
+    pub account_usage: Option<f64>,
     /// Since when it may start: Slurm's eligible time (`begin_time`, set
     /// once the job is released, its dependencies are met and its
     /// `--begin` has passed), or its submit time if later. Its wait, and
@@ -233,6 +238,8 @@ impl JobInfo {
             shares_cpus: false,
             user_shares: None,
             account_shares: None,
+            user_usage: None,
+            account_usage: None,
             eligible: 0.0,
             usable_nodes: None,
             running: None,

@@ -1,0 +1,144 @@
+//! What the planner learned outlives slurmctld: learned run times and
+//! attained service go into a state file and come back whole, a torn one
+//! is refused, and with priority/multifactor Slurm's own decayed usage
+//! ranks the users.
+
+use fairmatch::slurm::config::{parse, Config};
+use fairmatch::slurm::planner::Planner;
+use fairmatch::slurm::snapshot::{
+    Action, Decision, FinishedJob, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
+};
+
+/// One CPU node, c1, in `cpu`.
+fn one_cpu(now: f64) -> Snapshot {
+    Snapshot {
+        now,
+        nodes: vec![NodeInfo::up("c1", 1, "")],
+        partitions: vec![PartitionInfo::new("cpu", vec![0])],
+        pending: Vec::new(),
+        running: Vec::new(),
+        finished: Vec::new(),
+    }
+}
+
+/// The note fairmatch leaves on a job (its admin comment).
+fn note(decisions: &[Decision], id: u32) -> String {
+    decisions
+        .iter()
+        .find(|d| d.job_id == id)
+        .and_then(|d| d.note.clone())
+        .unwrap_or_default()
+}
+
+fn started(decisions: &[Decision]) -> Vec<u32> {
+    decisions
+        .iter()
+        .filter(|d| matches!(d.action, Action::Start { .. }))
+        .map(|d| d.job_id)
+        .collect()
+}
+
+fn waiting(id: u32, user: &str, eligible: f64) -> JobInfo {
+    let mut j = JobInfo::pending(id, user, "", &["cpu"]);
+    j.eligible = eligible;
+    j
+}
+
+fn running(id: u32, user: &str, start: f64) -> JobInfo {
+    let mut j = JobInfo::pending(id, user, "", &["cpu"]);
+    j.running = Some(Placement {
+        partition: "cpu".into(),
+        node: "c1".into(),
+        start,
+    });
+    j
+}
+
+/// A planner that learned `train`'s run time (40 s) and saw `heavy` hold
+/// the cluster for an hour.
+fn experienced() -> Planner {
+    let mut p = Planner::new(Config::default());
+    let mut snap = one_cpu(1000.0);
+    snap.finished = vec![FinishedJob {
+        user: "heavy".into(),
+        name: "train".into(),
+        partition: "cpu".into(),
+        seconds: 40.0,
+    }];
+    snap.running = vec![running(1, "heavy", 1000.0)];
+    p.plan(&snap);
+    let mut snap = one_cpu(4600.0);
+    snap.running = vec![running(1, "heavy", 1000.0)];
+    p.plan(&snap);
+    p
+}
+
+#[test]
+fn learned_run_times_and_service_survive_a_save_and_restore() {
+    let saved = experienced().saved_state();
+    let mut back = Planner::new(Config::default());
+    let summary = back.restore(&saved).expect("a whole file is read");
+    assert!(summary.starts_with("1 learned run times"), "{summary}");
+    assert_eq!(back.saved_state(), saved, "nothing lost or changed");
+
+    // The learned run time is the estimate of the next `train` job, and
+    // the user who held the cluster waits behind one who did not, though
+    // its job is older.
+    let config = parse("f.conf", "Alpha=0.5\n").0;
+    let mut snap = one_cpu(4700.0);
+    snap.pending = vec![waiting(2, "heavy", 4000.0), waiting(3, "light", 4500.0)];
+    let mut fresh = Planner::new(config.clone());
+    let decisions = fresh.plan(&snap);
+    assert_eq!(started(&decisions), vec![2], "a planner that forgot");
+    let mut restored = Planner::new(config);
+    restored.restore(&saved).unwrap();
+    let decisions = restored.plan(&snap);
+    assert_eq!(started(&decisions), vec![3], "{decisions:?}");
+    assert!(
+        note(&decisions, 2).contains("cpu=40s (history)"),
+        "{decisions:?}"
+    );
+    assert!(
+        note(&decisions, 3).contains("cpu=3600s (default)"),
+        "{decisions:?}"
+    );
+}
+
+#[test]
+fn a_torn_state_file_is_refused_and_nothing_is_half_read() {
+    let saved = experienced().saved_state();
+    let mut p = Planner::new(Config::default());
+    let before = p.saved_state();
+    let torn = &saved[..saved.len() / 2];
+    let err = p.restore(torn).unwrap_err();
+    assert!(
+        err.contains("cut short") || err.contains("checksum"),
+        "{err}"
+    );
+    assert_eq!(p.saved_state(), before);
+    assert!(p.restore("not a state file\n").is_err());
+}
+
+/// With priority/multifactor, Slurm's decayed usage (per share) ranks the
+/// users, whatever this planner saw: a restart of slurmctld loses nothing.
+#[test]
+fn slurm_usage_ranks_users_where_slurm_keeps_it() {
+    let config = parse("f.conf", "Alpha=0.5\n").0;
+    let mut snap = one_cpu(100.0);
+    let mut heavy = waiting(1, "heavy", 10.0);
+    heavy.user_usage = Some(5000.0);
+    let mut light = waiting(2, "light", 50.0);
+    light.user_usage = Some(10.0);
+    snap.pending = vec![heavy, light];
+    assert_eq!(started(&Planner::new(config.clone()).plan(&snap)), vec![2]);
+    // Shares weigh usage: with ten times the shares, heavy's usage per
+    // share is the lower.
+    snap.pending[0].user_shares = Some(1000.0);
+    assert_eq!(started(&Planner::new(config.clone()).plan(&snap)), vec![1]);
+    // Without Slurm's usage, the two are equal and the older goes first.
+    for j in &mut snap.pending {
+        j.user_usage = None;
+        j.user_shares = None;
+    }
+    assert_eq!(started(&Planner::new(config).plan(&snap)), vec![1]);
+}
