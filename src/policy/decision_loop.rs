@@ -178,8 +178,10 @@ impl NamedService {
     /// The service saved at `until` (see [`NamedService::entries`]), every
     /// rate 0: the next [`NamedService::accrue`] decays it to its time.
     pub fn restored(entries: &[(String, f64)], until: f64) -> Self {
-        let mut named = NamedService::default();
-        named.service = AttainedService::new(entries.len());
+        let mut named = NamedService {
+            service: AttainedService::new(entries.len()),
+            ..NamedService::default()
+        };
         named.service.until = Some(until);
         for (i, (name, service)) in entries.iter().enumerate() {
             named.service.attained[i] = service.max(0.0);
