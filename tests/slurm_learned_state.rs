@@ -142,3 +142,66 @@ fn slurm_usage_ranks_users_where_slurm_keeps_it() {
     }
     assert_eq!(started(&Planner::new(config).plan(&snap)), vec![1]);
 }
+
+fn finished(user: &str, name: &str, partition: &str, seconds: f64) -> FinishedJob {
+    FinishedJob {
+        user: user.into(),
+        name: name.into(),
+        partition: partition.into(),
+        seconds,
+    }
+}
+
+/// c1 in `cpu`, g1 (one GPU) in `gpu`.
+fn cpu_and_gpu(now: f64) -> Snapshot {
+    let mut snap = one_cpu(now);
+    snap.nodes.push(NodeInfo::up("g1", 1, "gpu:1"));
+    snap.partitions.push(PartitionInfo::new("gpu", vec![1]));
+    snap
+}
+
+/// Three runs make a mean trusted over a padded time limit, and a speed
+/// ratio learned from other jobs carries a hint on one flavor to the
+/// others.
+#[test]
+fn history_beats_a_padded_limit_and_speed_ratios_carry_hints_across_flavors() {
+    let mut p = Planner::new(Config::default());
+    let mut snap = cpu_and_gpu(1000.0);
+    for _ in 0..3 {
+        snap.finished.push(finished("alice", "train", "gpu", 100.0));
+        snap.finished.push(finished("alice", "train", "cpu", 400.0));
+    }
+    snap.finished.push(finished("alice", "eval", "cpu", 30.0));
+    p.plan(&snap);
+
+    let mut snap = cpu_and_gpu(1100.0);
+    // Both flavors busy, so every job waits and shows its estimates.
+    snap.running = vec![running(1, "bob", 1050.0), {
+        let mut g = running(2, "bob", 1050.0);
+        g.gpus = 1;
+        g.running.as_mut().unwrap().partition = "gpu".into();
+        g.running.as_mut().unwrap().node = "g1".into();
+        g.partitions = vec!["gpu".into()];
+        g
+    }];
+    let mut limited = JobInfo::pending(3, "alice", "", &["cpu", "gpu"]);
+    limited.name = "train".into();
+    limited.time_limit = Some(36_000.0);
+    let mut hinted = JobInfo::pending(4, "alice", "fairmatch: gpu=50s", &["cpu", "gpu"]);
+    hinted.name = "finetune".into();
+    let mut once = JobInfo::pending(5, "alice", "", &["cpu"]);
+    once.name = "eval".into();
+    once.time_limit = Some(600.0);
+    snap.pending = vec![limited, hinted, once];
+    let decisions = p.plan(&snap);
+    let limited = note(&decisions, 3);
+    assert!(
+        limited.contains("gpu=100s (history)") && limited.contains("cpu=400s (history)"),
+        "{limited}"
+    );
+    let hinted = note(&decisions, 4);
+    assert!(hinted.contains("cpu=200s (speed ratio)"), "{hinted}");
+    // One run is not trusted over the job's own limit.
+    let once = note(&decisions, 5);
+    assert!(once.contains("cpu=600s (time limit)"), "{once}");
+}

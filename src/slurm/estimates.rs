@@ -1,6 +1,13 @@
-//! Where a job's run time on each flavor comes from: its hint, else its
-//! time limit, else the mean of earlier jobs with the same user, name and
-//! partition, else the configured default.
+//! Where a job's run time on each flavor comes from, best first:
+//! 1. its hint;
+//! 2. the mean of earlier runs with the same user, name and partition,
+//!    once there are [`super::history::TRUSTED_RUNS`] of them (a time limit is padded);
+//! 3. a hint or such a mean on another of its flavors, times the speed
+//!    ratio between the two partitions that history learned (the job's
+//!    own, else its user's, else everyone's: `History::speed_ratio`);
+//! 4. its time limit;
+//! 5. the mean of fewer runs;
+//! 6. the configured default.
 
 use super::hints::Hint;
 use super::history::History;
@@ -22,6 +29,8 @@ pub enum Source {
     TimeLimit,
     /// The mean of earlier runs of the same job.
     History,
+    /// Another flavor's hint or history, times a learned speed ratio.
+    Ratio,
     /// The configured default run time.
     Default,
 }
@@ -36,6 +45,7 @@ impl Source {
             Source::Hint => "hint",
             Source::TimeLimit => "time limit",
             Source::History => "history",
+            Source::Ratio => "speed ratio",
             Source::Default => "default",
         }
     }
@@ -51,34 +61,65 @@ pub(super) fn of_job(
     history: &History,
     default_runtime: f64,
 ) -> Estimates {
-    (0..model.flavors.len())
+    let allowed: Vec<bool> = (0..model.flavors.len())
         .map(|f| {
             let (gpu, nodes) = (model.gpu_flavor[f], &model.flavor_nodes[f]);
-            let partition = &model.partition[f];
             let reachable = job
                 .usable_nodes
                 .as_ref()
                 .is_none_or(|usable| nodes.iter().any(|n| usable.contains(n)));
             let wide_enough = !gpu || job.gpus as usize <= model.flavors[f].per_node;
             let right_type = job.gpu_type.is_none() || job.gpu_type == model.gpu_type[f];
-            if !job.partitions.contains(partition)
-                || (job.gpus > 0 && !gpu)
-                || !right_type
-                || !wide_enough
-                || !reachable
-            {
+            job.partitions.contains(&model.partition[f])
+                && !(job.gpus > 0 && !gpu)
+                && right_type
+                && wide_enough
+                && reachable
+        })
+        .collect();
+    // The estimates good enough to carry to other flavors: hints and
+    // trusted means.
+    let known: Vec<Option<(f64, Source)>> = (0..model.flavors.len())
+        .map(|f| {
+            if !allowed[f] {
                 return None;
             }
+            let partition = &model.partition[f];
             let hinted = model.keys_of(f).into_iter().find_map(|k| hint.estimate(k));
-            let (s, source) = if let Some(s) = hinted {
-                (s, Source::Hint)
-            } else if let Some(s) = job.time_limit {
-                (s, Source::TimeLimit)
-            } else if let Some(s) = history.mean(&job.user, &job.name, partition) {
-                (s, Source::History)
-            } else {
-                (default_runtime, Source::Default)
+            hinted.map(|s| (s, Source::Hint)).or_else(|| {
+                history
+                    .trusted_mean(&job.user, &job.name, partition)
+                    .map(|s| (s, Source::History))
+            })
+        })
+        .collect();
+    (0..model.flavors.len())
+        .map(|f| {
+            if !allowed[f] {
+                return None;
+            }
+            let partition = &model.partition[f];
+            let carried = || {
+                known.iter().enumerate().find_map(|(b, k)| {
+                    let (s, _) = (*k)?;
+                    let from = &model.partition[b];
+                    if from == partition {
+                        return None;
+                    }
+                    history
+                        .speed_ratio(&job.user, &job.name, partition, from)
+                        .map(|r| (s * r, Source::Ratio))
+                })
             };
+            let (s, source) = known[f]
+                .or_else(carried)
+                .or_else(|| job.time_limit.map(|s| (s, Source::TimeLimit)))
+                .or_else(|| {
+                    history
+                        .mean(&job.user, &job.name, partition)
+                        .map(|s| (s, Source::History))
+                })
+                .unwrap_or((default_runtime, Source::Default));
             Some((s.max(MIN_PLANNED_SECONDS), source))
         })
         .collect()

@@ -15,7 +15,21 @@ pub const MAX_ENTRIES: usize = 10_000;
 pub struct History {
     entries: HashMap<(String, String, String), Entry>,
     clock: u64,
+    /// Speed ratios between partitions, per user and cluster-wide (user
+    /// ""): (user, to, from) -> the geometric mean over the job names run
+    /// on both of `mean(to) / mean(from)`. Rebuilt by
+    /// [`History::refresh_ratios`].
+    ratios: HashMap<(String, String, String), f64>,
 }
+
+/// Runs of one job (user, name, partition) after which its mean comes
+/// before the job's time limit. Time limits are padded: users ask for
+/// several times the run they expect, so a limit is often off by 100% or
+/// more. Runs of one ML job vary by tens of percent (data, restarts); with
+/// a spread of 30%, the mean of three runs is within about 17% (30% over
+/// the square root of 3), which already beats a padded limit, while one or
+/// two runs may be a crash or a smoke test.
+pub const TRUSTED_RUNS: u64 = 3;
 
 #[derive(Clone, Debug)]
 struct Entry {
@@ -90,6 +104,67 @@ impl History {
             .map(|e| e.mean)
     }
 
+    /// As [`History::mean`], only after [`TRUSTED_RUNS`] runs.
+    pub fn trusted_mean(&self, user: &str, name: &str, partition: &str) -> Option<f64> {
+        self.entries
+            .get(&(user.to_string(), name.to_string(), partition.to_string()))
+            .filter(|e| e.count >= TRUSTED_RUNS)
+            .map(|e| e.mean)
+    }
+
+    /// How much longer a run takes in partition `to` than in `from`: from
+    /// this job's own runs in both, else from the user's jobs that ran in
+    /// both, else from everyone's (each job's ratio counted once, their
+    /// geometric mean). `None` when no job ran in both.
+    pub fn speed_ratio(&self, user: &str, name: &str, to: &str, from: &str) -> Option<f64> {
+        if let (Some(a), Some(b)) = (self.mean(user, name, to), self.mean(user, name, from)) {
+            if a > 0.0 && b > 0.0 {
+                return Some(a / b);
+            }
+        }
+        let key = |u: &str| (u.to_string(), to.to_string(), from.to_string());
+        self.ratios
+            .get(&key(user))
+            .or_else(|| self.ratios.get(&key("")))
+            .copied()
+    }
+
+    /// Rebuilds the table behind [`History::speed_ratio`]: call it after
+    /// recording a batch of runs.
+    pub fn refresh_ratios(&mut self) {
+        let mut by_job: HashMap<(&str, &str), Vec<(&str, f64)>> = HashMap::new();
+        for ((user, name, partition), e) in &self.entries {
+            if e.mean > 0.0 {
+                by_job
+                    .entry((user.as_str(), name.as_str()))
+                    .or_default()
+                    .push((partition.as_str(), e.mean));
+            }
+        }
+        // (user, to, from) -> (sum of ln ratio, count)
+        let mut sums: HashMap<(String, String, String), (f64, u32)> = HashMap::new();
+        for ((user, _), runs) in &by_job {
+            for &(to, a) in runs {
+                for &(from, b) in runs {
+                    if to == from {
+                        continue;
+                    }
+                    for scope in [*user, ""] {
+                        let s = sums
+                            .entry((scope.to_string(), to.to_string(), from.to_string()))
+                            .or_insert((0.0, 0));
+                        s.0 += (a / b).ln();
+                        s.1 += 1;
+                    }
+                }
+            }
+        }
+        self.ratios = sums
+            .into_iter()
+            .map(|(k, (sum, n))| (k, (sum / f64::from(n)).exp()))
+            .collect();
+    }
+
     /// Every key, least recently learned first.
     pub fn entries(&self) -> Vec<HistoryEntry> {
         let mut by_age: Vec<(&(String, String, String), &Entry)> = self.entries.iter().collect();
@@ -130,6 +205,7 @@ impl History {
                 },
             );
         }
+        h.refresh_ratios();
         h
     }
 
@@ -147,6 +223,33 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn speed_ratios_come_from_the_job_then_the_user_then_everyone() {
+        let mut h = History::default();
+        // alice's train runs 4x longer on cpu; her eval and bob's jobs 2x.
+        h.record("alice", "train", "gpu", 100.0);
+        h.record("alice", "train", "cpu", 400.0);
+        h.record("alice", "eval", "gpu", 10.0);
+        h.record("alice", "eval", "cpu", 20.0);
+        h.record("bob", "sim", "gpu", 50.0);
+        h.record("bob", "sim", "cpu", 100.0);
+        h.refresh_ratios();
+        assert_eq!(h.speed_ratio("alice", "train", "cpu", "gpu"), Some(4.0));
+        let user = h.speed_ratio("alice", "new", "cpu", "gpu").unwrap();
+        assert!((user - 8f64.sqrt()).abs() < 1e-9, "{user}");
+        let everyone = h.speed_ratio("carol", "x", "cpu", "gpu").unwrap();
+        assert!(
+            (everyone - 16f64.powf(1.0 / 3.0)).abs() < 1e-9,
+            "{everyone}"
+        );
+        assert!((h.speed_ratio("carol", "x", "gpu", "cpu").unwrap() * everyone - 1.0).abs() < 1e-9);
+        assert_eq!(h.speed_ratio("carol", "x", "tpu", "gpu"), None);
+        assert_eq!(h.trusted_mean("alice", "train", "gpu"), None);
+        h.record("alice", "train", "gpu", 100.0);
+        h.record("alice", "train", "gpu", 100.0);
+        assert_eq!(h.trusted_mean("alice", "train", "gpu"), Some(100.0));
+    }
 
     #[test]
     fn learns_means_per_key_and_stays_bounded() {

@@ -319,6 +319,9 @@ impl Planner {
             self.history
                 .record(&f.user, &f.name, &f.partition, f.seconds);
         }
+        if !finished.is_empty() {
+            self.history.refresh_ratios();
+        }
     }
 
     /// Decides every runnable pending job of `snap`: start now (where) or

@@ -6,6 +6,7 @@
 mod bench;
 mod gpu_requests;
 mod harness;
+mod learned_state;
 mod preemption;
 mod reliability;
 mod scale;

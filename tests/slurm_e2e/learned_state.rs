@@ -1,0 +1,128 @@
+//! What fairmatch learned outlives slurmctld on a real cluster: a learned
+//! run time is still the estimate after a restart, a torn state file is
+//! refused with a log line and never a crash, and (with slurmdbd and
+//! priority/multifactor) an account that used the cluster heavily before
+//! a restart still waits behind one that did not, as under backfill.
+
+use super::harness::{self, Cluster};
+use std::time::Duration;
+
+/// One one-CPU node in `cpu` (the GPU nodes are left alone).
+const ONE_CPU: &[&str] = &["--cpu-nodes", "1", "--cpus", "1"];
+
+fn state_file(c: &Cluster) -> std::path::PathBuf {
+    c.path().join("state").join("fairmatch_state")
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn t_a_learned_run_time_survives_a_controller_restart() {
+    let c = Cluster::start(
+        &[&["--sched", "sched/fairmatch"], ONE_CPU].concat(),
+        "IntervalMs=100\n",
+    );
+    // No hint and no time limit: only history can tell its run time.
+    let first = c.submit(&["-p", "cpu", "-J", "nightly"], 2.0, 2.0);
+    c.wait_done(&[first], Duration::from_secs(60));
+    c.restart_controller(None);
+    assert!(
+        c.log().contains("restored 1 learned run times"),
+        "{}",
+        c.log_tail()
+    );
+    let second = c.submit(&["-p", "cpu", "-J", "nightly"], 2.0, 2.0);
+    c.wait_done(&[second], Duration::from_secs(60));
+    let note = c.admin_comment(second);
+    eprintln!("learned state: after a restart, the second job's note reads {note:?}");
+    assert!(note.contains("(history)"), "{note:?}\n{}", c.log_tail());
+
+    // A torn state file: refused with a log line, and the controller and
+    // the plugin go on.
+    let text = std::fs::read_to_string(state_file(&c)).expect("saved at shutdown");
+    std::fs::write(state_file(&c), &text[..text.len() / 2]).unwrap();
+    c.restart_controller(None);
+    assert!(c.log().contains("ignoring"), "{}", c.log_tail());
+    let third = c.submit(&["-p", "cpu", "-J", "nightly"], 1.0, 1.0);
+    c.wait_done(&[third], Duration::from_secs(60));
+    assert_eq!(c.state(third), "COMPLETED");
+    assert!(c.controller_up());
+}
+
+/// Account `heavy` runs the cluster for a while; slurmctld restarts; then,
+/// behind a blocker, two jobs of `heavy` wait, older than two of `light`.
+/// Returns the first of the four to start.
+fn first_after_restart(sched: &str) -> (u32, Vec<u32>, Vec<u32>) {
+    let c = Cluster::start(
+        &[
+            &["--sched", sched, "--sched-params", "bf_interval=1"],
+            ONE_CPU,
+            &[
+                "--accounting",
+                "--conf-line",
+                "PriorityType=priority/multifactor",
+                "--conf-line",
+                "PriorityWeightFairshare=10000",
+            ],
+        ]
+        .concat(),
+        "IntervalMs=100\nAlpha=0.5\nFairshareBy=account\n",
+    );
+    let sacctmgr = |args: &[&str]| harness::run(c.cmd("sacctmgr").arg("-i").args(args));
+    sacctmgr(&["add", "account", "heavy,light,other"]);
+    for account in ["heavy", "light", "other"] {
+        sacctmgr(&["add", "user", "root", &format!("Account={account}")]);
+    }
+    std::thread::sleep(Duration::from_secs(1)); // slurmctld hears of it
+    let job = |account: &str, seconds: f64| {
+        c.submit(
+            &[
+                "-p",
+                "cpu",
+                &format!("--account={account}"),
+                "--comment",
+                &format!("fairmatch: cpu={seconds}s"),
+            ],
+            seconds,
+            seconds,
+        )
+    };
+    let used: Vec<u32> = (0..3).map(|_| job("heavy", 4.0)).collect();
+    c.wait_done(&used, Duration::from_secs(90));
+    c.restart_controller(None);
+    let blocker = job("other", 6.0);
+    c.wait_state(blocker, "RUNNING", Duration::from_secs(30));
+    let heavy: Vec<u32> = (0..2).map(|_| job("heavy", 2.0)).collect();
+    std::thread::sleep(Duration::from_millis(1100)); // older by a second
+    let light: Vec<u32> = (0..2).map(|_| job("light", 2.0)).collect();
+    assert_eq!(
+        c.state(blocker),
+        "RUNNING",
+        "the queue was not ready in time"
+    );
+    let all = [heavy.clone(), light.clone()].concat();
+    c.wait_done(&all, Duration::from_secs(90));
+    let first = *all
+        .iter()
+        .min_by(|&&a, &&b| c.record(a).start.total_cmp(&c.record(b).start))
+        .expect("four jobs");
+    (first, heavy, light)
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn u_an_account_that_used_the_cluster_waits_behind_one_that_did_not_after_a_restart() {
+    let reference = std::env::var_os("FAIRMATCH_SKIP_REFERENCE").is_none();
+    let scheds: &[&str] = if reference {
+        &["sched/backfill", "sched/fairmatch"]
+    } else {
+        &["sched/fairmatch"]
+    };
+    for sched in scheds {
+        let (first, heavy, light) = first_after_restart(sched);
+        eprintln!(
+            "fair share after a restart: under {sched} job {first} started first \
+             (heavy {heavy:?}, light {light:?})"
+        );
+        assert!(light.contains(&first), "{sched}: {first} is not light's");
+    }
+}
