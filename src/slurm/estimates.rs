@@ -71,7 +71,7 @@ pub(super) fn of_job(
             let wide_enough = !gpu || job.gpus as usize <= model.flavors[f].per_node;
             let right_type = job.gpu_type.is_none() || job.gpu_type == model.gpu_type[f];
             job.partitions.contains(&model.partition[f])
-                && !(job.gpus > 0 && !gpu)
+                && (job.gpus == 0 || gpu)
                 && right_type
                 && wide_enough
                 && reachable
