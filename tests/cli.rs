@@ -1031,3 +1031,56 @@ fn bench_gangs_reports_the_gap_and_is_exact_for_narrow_jobs() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--jobs 9"));
 }
+
+/// `estimates` reads the plugin's state file: per user and partition, the
+/// runs learned and the error the learned mean had on each run.
+#[test]
+fn estimates_reports_the_learned_run_times_and_their_error() {
+    use fairmatch::slurm::config::Config;
+    use fairmatch::slurm::planner::Planner;
+    use fairmatch::slurm::snapshot::{FinishedJob, NodeInfo, PartitionInfo, Snapshot};
+    let mut planner = Planner::new(Config::default());
+    let run = |seconds: f64| FinishedJob {
+        user: "alice".into(),
+        name: "train".into(),
+        partition: "gpu".into(),
+        seconds,
+    };
+    planner.plan(&Snapshot {
+        now: 10.0,
+        nodes: vec![NodeInfo::up("g1", 1, "gpu:1")],
+        partitions: vec![PartitionInfo::new("gpu", vec![0])],
+        pending: Vec::new(),
+        running: Vec::new(),
+        // Means 100, then 150, each judged against the next run:
+        // |100 - 200| / 200 and |150 - 100| / 100, 50% each.
+        finished: vec![run(100.0), run(200.0), run(100.0)],
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let state = write(dir.path(), "fairmatch_state", &planner.saved_state());
+    let out = fairmatch(&["estimates", state.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row = text.lines().find(|l| l.starts_with("alice")).expect(&text);
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        ["alice", "gpu", "1", "3", "1", "2", "50.0%"],
+        "{text}"
+    );
+
+    let out = fairmatch(&["estimates", "--json", state.to_str().unwrap()]);
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["runs"], 3);
+    assert!((rows[0]["mean_error"].as_f64().unwrap() - 0.5).abs() < 1e-9);
+
+    let torn = write(dir.path(), "torn", &planner.saved_state()[..40]);
+    let out = fairmatch(&["estimates", torn.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("torn") && err.contains("cut short"), "{err}");
+}

@@ -4,6 +4,7 @@ mod bench;
 mod bench_gangs;
 mod bench_sim;
 mod compare;
+mod estimates;
 mod generate;
 mod inputs;
 mod report;
@@ -46,9 +47,28 @@ enum Command {
     /// users with a mean slowdown per flavor each, log-uniform durations,
     /// Poisson arrivals at a target load. See docs/formats.md.
     Generate(GenerateArgs),
+    /// How good the plugin's learned run times are: reads the state file it
+    /// saves in slurmctld's StateSaveLocation (`fairmatch_state`) and prints,
+    /// per user and partition, the runs learned and the mean error the
+    /// learned estimate had against each run it then saw.
+    Estimates(EstimatesArgs),
     /// Measure a solver.
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct EstimatesArgs {
+    /// The plugin's state file, e.g. /var/spool/slurmctld/fairmatch_state.
+    #[arg(value_name = "STATE_FILE")]
+    state: PathBuf,
+    /// One row per job (user, name, partition) instead of per user and
+    /// partition.
+    #[arg(long)]
+    per_job: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -629,6 +649,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Command::Simulate(a) => simulate::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Generate(a) => generate::run(a),
+        Command::Estimates(a) => estimates::run(a),
         Command::Bench(BenchCommand::Solver(a)) => bench::solver(a),
         Command::Bench(BenchCommand::Sim(a)) => bench_sim::run(a),
         Command::Bench(BenchCommand::Gangs(a)) => bench_gangs::run(a),
