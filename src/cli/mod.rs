@@ -6,6 +6,7 @@ mod bench_sim;
 mod compare;
 mod estimates;
 mod generate;
+mod import;
 mod inputs;
 mod report;
 mod run_report;
@@ -47,6 +48,12 @@ enum Command {
     /// users with a mean slowdown per flavor each, log-uniform durations,
     /// Poisson arrivals at a target load. See docs/formats.md.
     Generate(GenerateArgs),
+    /// Turn a site's history into fairmatch's inputs: Slurm's accounting
+    /// (`sacct`) or a Standard Workload Format log (the Parallel Workloads
+    /// Archive's; `.gz` is read as is) becomes a native workload and a
+    /// cluster file, which `compare --workload W --cluster C` replays under
+    /// every policy. See docs/formats.md, "Importing a site's history".
+    Import(ImportArgs),
     /// How good the plugin's learned run times are: reads the state file it
     /// saves in slurmctld's StateSaveLocation (`fairmatch_state`) and prints,
     /// per user and partition, the runs learned and the mean error the
@@ -55,6 +62,47 @@ enum Command {
     /// Measure a solver.
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// What the history is.
+    #[arg(value_enum)]
+    format: ImportFormat,
+    /// The log: sacct's output (`sacct --allocations --parsable2
+    /// --noheader --format=JobID,User,JobName,Partition,Submit,Start,
+    /// ElapsedRaw,TimelimitRaw,NNodes,AllocTRES,State`), or an SWF file.
+    #[arg(value_name = "LOG")]
+    log: PathBuf,
+    /// Where the workload goes (native CSV).
+    #[arg(long, value_name = "CSV")]
+    workload_out: PathBuf,
+    /// Where the cluster goes (YAML).
+    #[arg(long, value_name = "YAML")]
+    cluster_out: PathBuf,
+    /// Keep only jobs submitted this many days from --from-day on (a month:
+    /// 30). Default: every job.
+    #[arg(long, value_name = "DAYS")]
+    days: Option<f64>,
+    /// The first day kept, counted from the first job's submission.
+    #[arg(long, value_name = "DAY", default_value_t = 0.0)]
+    from_day: f64,
+    /// Multiply the time between submissions by this (below 1 raises the
+    /// load: the Parallel Workloads Archive's usual way to ask how a
+    /// machine would cope with more work). 1 keeps the history's times.
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
+    arrival_scale: f64,
+    /// SWF: the name of the machine's one flavor.
+    #[arg(long, value_name = "NAME", default_value = "node")]
+    flavor: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ImportFormat {
+    /// Slurm accounting: `sacct --parsable2`, the fields above.
+    Sacct,
+    /// The Standard Workload Format (Parallel Workloads Archive).
+    Swf,
 }
 
 #[derive(clap::Args, Debug)]
@@ -650,6 +698,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Command::Compare(a) => compare::run(a),
         Command::Generate(a) => generate::run(a),
         Command::Estimates(a) => estimates::run(a),
+        Command::Import(a) => import::run(a),
         Command::Bench(BenchCommand::Solver(a)) => bench::solver(a),
         Command::Bench(BenchCommand::Sim(a)) => bench_sim::run(a),
         Command::Bench(BenchCommand::Gangs(a)) => bench_gangs::run(a),

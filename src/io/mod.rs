@@ -5,6 +5,7 @@ pub mod allox_format;
 pub mod cluster_yaml;
 pub mod gavel_format;
 pub mod generate;
+pub mod history_import;
 pub mod philly_format;
 pub mod workload_csv;
 
