@@ -116,6 +116,7 @@ typedef struct {
 	const char *name;
 	const char *partition;
 	double seconds;
+	double end;              /* when it ended (whole seconds) */
 } fm_finished_t;
 
 typedef struct {

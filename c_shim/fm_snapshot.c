@@ -731,6 +731,7 @@ static void _scan_record(job_record_t *job_ptr, fm_snapshot_t *s,
 		f->name = _keep(job_ptr->name);
 		f->partition = _keep(job_ptr->part_ptr->name);
 		f->seconds = difftime(job_ptr->end_time, job_ptr->start_time);
+		f->end = job_ptr->end_time;
 	}
 }
 

@@ -1045,6 +1045,7 @@ fn estimates_reports_the_learned_run_times_and_their_error() {
         name: "train".into(),
         partition: "gpu".into(),
         seconds,
+        end: 0.0,
     };
     planner.plan(&Snapshot {
         now: 10.0,

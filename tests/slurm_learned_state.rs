@@ -64,6 +64,7 @@ fn experienced() -> Planner {
         name: "train".into(),
         partition: "cpu".into(),
         seconds: 40.0,
+        end: 0.0,
     }];
     snap.running = vec![running(1, "heavy", 1000.0)];
     p.plan(&snap);
@@ -149,6 +150,7 @@ fn finished(user: &str, name: &str, partition: &str, seconds: f64) -> FinishedJo
         name: name.into(),
         partition: partition.into(),
         seconds,
+        end: 0.0,
     }
 }
 
@@ -204,4 +206,30 @@ fn history_beats_a_padded_limit_and_speed_ratios_carry_hints_across_flavors() {
     // One run is not trusted over the job's own limit.
     let once = note(&decisions, 5);
     assert!(once.contains("cpu=600s (time limit)"), "{once}");
+}
+
+/// After a restart slurmctld's shim reports again every finished job it
+/// still lists: those the saved state learned are not counted twice.
+#[test]
+fn a_job_reported_again_after_a_restart_is_learned_once() {
+    let ended = |seconds: f64, end: f64| FinishedJob {
+        end,
+        ..finished("alice", "train", "cpu", seconds)
+    };
+    let mut p = Planner::new(Config::default());
+    p.learn(&[ended(10.0, 100.0), ended(20.0, 100.0)]);
+    let mut back = Planner::new(Config::default());
+    back.restore(&p.saved_state()).unwrap();
+    back.learn(&[ended(10.0, 100.0), ended(20.0, 100.0), ended(60.0, 101.0)]);
+    let mut snap = one_cpu(200.0);
+    let mut job = waiting(1, "alice", 150.0);
+    job.name = "train".into();
+    snap.running = vec![running(9, "bob", 150.0)];
+    snap.pending = vec![job];
+    let decisions = back.plan(&snap);
+    // (10 + 20 + 60) / 3: three runs, the first two once each.
+    assert!(
+        note(&decisions, 1).contains("cpu=30s (history)"),
+        "{decisions:?}"
+    );
 }

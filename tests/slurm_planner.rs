@@ -202,6 +202,7 @@ fn bad_hints_fall_back_in_order_and_are_noted_once() {
         name: "train".into(),
         partition: "cpu".into(),
         seconds: 42.0,
+        end: 0.0,
     }];
     let d = planner.plan(&snap);
     let note = |id: u32| {
@@ -670,6 +671,7 @@ fn run_times_learned_while_no_plan_runs_reach_the_next_plan() {
         name: "train".into(),
         partition: "cpu".into(),
         seconds: 42.0,
+        end: 0.0,
     }]);
     let mut snap = one_cpu(0.0);
     let mut learned = job(2, "bob", "");

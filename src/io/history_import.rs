@@ -70,7 +70,10 @@ impl PastTrace {
         let Some(first) = self.jobs.iter().map(|j| j.submit).reduce(f64::min) else {
             return;
         };
-        let (lo, hi) = (first + from, span.map_or(f64::INFINITY, |s| first + from + s));
+        let (lo, hi) = (
+            first + from,
+            span.map_or(f64::INFINITY, |s| first + from + s),
+        );
         let before = self.jobs.len();
         self.jobs.retain(|j| j.submit >= lo && j.submit < hi);
         let out = before - self.jobs.len();
@@ -100,7 +103,12 @@ impl PastTrace {
             history.record(&j.user, &j.name, &self.flavors[j.flavor].name, j.elapsed);
         }
         history.refresh_ratios();
-        let first = self.jobs.iter().map(|j| j.submit).reduce(f64::min).unwrap_or(0.0);
+        let first = self
+            .jobs
+            .iter()
+            .map(|j| j.submit)
+            .reduce(f64::min)
+            .unwrap_or(0.0);
         let mut csv = String::from("job_id,user,arrival");
         for f in &self.flavors {
             let _ = write!(csv, ",duration_{}", f.name);
@@ -247,9 +255,7 @@ pub fn read_swf(file: &str, text: &str, flavor: &str) -> Result<PastTrace, Input
             width: Width::spread(held as usize, per_node),
         });
     }
-    trace
-        .jobs
-        .sort_by(|a, b| a.submit.total_cmp(&b.submit));
+    trace.jobs.sort_by(|a, b| a.submit.total_cmp(&b.submit));
     Ok(trace)
 }
 
@@ -287,7 +293,10 @@ pub fn read_sacct(file: &str, text: &str) -> Result<PastTrace, InputError> {
         if f.len() != 11 {
             return Err(err(
                 n,
-                format!("{} fields; expected the 11 of --format={SACCT_FIELDS}", f.len()),
+                format!(
+                    "{} fields; expected the 11 of --format={SACCT_FIELDS}",
+                    f.len()
+                ),
             ));
         }
         let elapsed: f64 = f[6]
@@ -301,7 +310,8 @@ pub fn read_sacct(file: &str, text: &str) -> Result<PastTrace, InputError> {
         if !(0.0..=crate::model::MAX_SECONDS).contains(&elapsed) {
             return Err(err(n, format!("ElapsedRaw {elapsed} is out of range")));
         }
-        let submit = time(f[4]).ok_or_else(|| err(n, format!("Submit '{}' is not a time", f[4])))?;
+        let submit =
+            time(f[4]).ok_or_else(|| err(n, format!("Submit '{}' is not a time", f[4])))?;
         let limit = f[7].parse::<f64>().ok().map(|m| m * 60.0);
         let nodes: usize = f[8]
             .parse()
@@ -326,7 +336,9 @@ pub fn read_sacct(file: &str, text: &str) -> Result<PastTrace, InputError> {
             trace.flavors.len() - 1
         });
         let start = start.expect("checked above");
-        use_of[flavor].0.push((start, start + elapsed, width.slots()));
+        use_of[flavor]
+            .0
+            .push((start, start + elapsed, width.slots()));
         use_of[flavor].1 = use_of[flavor].1.max(per_node);
         trace.jobs.push(PastJob {
             id: f[0].to_string(),
@@ -343,9 +355,7 @@ pub fn read_sacct(file: &str, text: &str) -> Result<PastTrace, InputError> {
         flavor.per_node = per_node;
         flavor.nodes = peak(&runs).div_ceil(per_node).max(1);
     }
-    trace
-        .jobs
-        .sort_by(|a, b| a.submit.total_cmp(&b.submit));
+    trace.jobs.sort_by(|a, b| a.submit.total_cmp(&b.submit));
     Ok(trace)
 }
 
@@ -390,8 +400,14 @@ fn time(text: &str) -> Option<f64> {
         return Some(s);
     }
     let (date, clock) = text.split_once('T')?;
-    let d: Vec<i64> = date.split('-').map(|p| p.parse().ok()).collect::<Option<_>>()?;
-    let c: Vec<i64> = clock.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    let d: Vec<i64> = date
+        .split('-')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let c: Vec<i64> = clock
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
     if d.len() != 3 || c.len() != 3 {
         return None;
     }
@@ -421,9 +437,22 @@ mod tests {
             2 50 -1 0 2 -1 -1 -1 -1 -1 1 3 1 7 -1 -1 -1 -1\n\
             3 60 -1 30 -1 -1 -1 2 90 -1 1 4 1 8 -1 -1 -1 -1\n";
         let t = read_swf("log.swf", text, "node").unwrap();
-        assert_eq!(t.flavors[0], PastFlavor { name: "node".into(), per_node: 1, nodes: 8 });
+        assert_eq!(
+            t.flavors[0],
+            PastFlavor {
+                name: "node".into(),
+                per_node: 1,
+                nodes: 8
+            }
+        );
         assert_eq!(t.jobs.len(), 2);
-        assert_eq!(t.jobs[0].width, Width { per_node: 1, nodes: 4 });
+        assert_eq!(
+            t.jobs[0].width,
+            Width {
+                per_node: 1,
+                nodes: 4
+            }
+        );
         assert_eq!(t.jobs[1].limit, Some(90.0));
         assert_eq!(t.skipped["no run time"], 1);
         let (csv, yaml) = t.to_inputs();
@@ -432,7 +461,10 @@ mod tests {
             "job_id,user,arrival,duration_node,estimate_node,width,nodes\n\
              1,u3,0,100,,1,4\n3,u4,60,30,90,1,2\n"
         );
-        assert_eq!(yaml, "flavors:\n  - {name: \"node\", slots: 8, per_node: 1}\n");
+        assert_eq!(
+            yaml,
+            "flavors:\n  - {name: \"node\", slots: 8, per_node: 1}\n"
+        );
         let bad = read_swf("log.swf", "; MaxNodes: 8\n1 2 3\n", "node").unwrap_err();
         assert_eq!((bad.line, bad.message.contains("18")), (Some(2), true));
     }
@@ -448,8 +480,22 @@ mod tests {
         let names: Vec<&str> = t.flavors.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["gpu:a100", "cpu"]);
         // Jobs 10 and 12 ran at once on GPUs: 3 GPUs, in nodes of 2.
-        assert_eq!(t.flavors[0], PastFlavor { name: "gpu:a100".into(), per_node: 2, nodes: 2 });
-        assert_eq!(t.flavors[1], PastFlavor { name: "cpu".into(), per_node: 1, nodes: 1 });
+        assert_eq!(
+            t.flavors[0],
+            PastFlavor {
+                name: "gpu:a100".into(),
+                per_node: 2,
+                nodes: 2
+            }
+        );
+        assert_eq!(
+            t.flavors[1],
+            PastFlavor {
+                name: "cpu".into(),
+                per_node: 1,
+                nodes: 1
+            }
+        );
         assert_eq!(t.skipped["never ran"], 1);
         let (csv, _) = t.to_inputs();
         let lines: Vec<&str> = csv.lines().collect();

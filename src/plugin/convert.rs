@@ -94,6 +94,7 @@ pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
                 name: text(f.name),
                 partition: text(f.partition),
                 seconds: f.seconds,
+                end: f.end,
             })
             .collect(),
     }

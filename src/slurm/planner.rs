@@ -100,6 +100,10 @@ pub struct Planner {
     /// `service` then, so fairness is what `sshare` shows and survives
     /// restarts with Slurm's own state.
     slurm_usage: HashMap<String, f64>,
+    /// The latest end time of the finished jobs learned: after a restart
+    /// the shim reports again the jobs slurmctld still lists, and those
+    /// that ended by then were learned before it (and saved).
+    learned_through: f64,
 }
 
 pub use super::estimates::MIN_PLANNED_SECONDS;
@@ -133,6 +137,7 @@ impl Planner {
             service: NamedService::default(),
             preempting: Preempting::default(),
             slurm_usage: HashMap::new(),
+            learned_through: 0.0,
         }
     }
 
@@ -160,6 +165,7 @@ impl Planner {
                 .collect(),
             service_until: until.unwrap_or(0.0),
             history: self.history.entries(),
+            learned_through: self.learned_through,
         })
     }
 
@@ -199,6 +205,7 @@ impl Planner {
             state.service_until
         );
         self.history = History::restored(state.history);
+        self.learned_through = state.learned_through;
         self.service = NamedService::restored(&state.service, state.service_until);
         Ok(summary)
     }
@@ -315,13 +322,25 @@ impl Planner {
     /// this first; a cycle that plans nothing (every CPU held) calls it
     /// alone, so no ending is missed while no plan runs.
     pub fn learn(&mut self, finished: &[FinishedJob]) {
-        for f in finished {
+        // The shim reports each finished job once per life of slurmctld, in
+        // batches that hold every job of an end second; so what ended by
+        // the latest end learned was learned, before a restart if not now.
+        let new: Vec<&FinishedJob> = finished
+            .iter()
+            .filter(|f| f.end <= 0.0 || f.end > self.learned_through)
+            .collect();
+        for f in &new {
             self.history
                 .record(&f.user, &f.name, &f.partition, f.seconds);
         }
-        if !finished.is_empty() {
+        if !new.is_empty() {
             self.history.refresh_ratios();
         }
+        let latest = new
+            .iter()
+            .map(|f| f.end)
+            .fold(self.learned_through, f64::max);
+        self.learned_through = latest;
     }
 
     /// Decides every runnable pending job of `snap`: start now (where) or

@@ -7,6 +7,7 @@
 //!
 //! ```text
 //! fairmatch-state 1
+//! learned <latest end time of the finished jobs learned>
 //! service <until> <n>            then n lines: s <party> <service>
 //! history <n>                    then n lines: h <user> <name> <partition>
 //!                                  <count> <mean> <judged> <error sum>
@@ -30,6 +31,9 @@ pub struct SavedState {
     pub service_until: f64,
     /// Learned run times, least recently learned first.
     pub history: Vec<HistoryEntry>,
+    /// The latest end time of the finished jobs learned (so none is
+    /// learned twice).
+    pub learned_through: f64,
 }
 
 /// The text of `state`.
@@ -37,6 +41,7 @@ pub fn encode(state: &SavedState) -> String {
     let mut out = String::new();
     out.push_str(HEADER);
     out.push('\n');
+    out.push_str(&format!("learned\t{:?}\n", state.learned_through));
     out.push_str(&format!(
         "service\t{:?}\t{}\n",
         state.service_until,
@@ -87,6 +92,9 @@ pub fn decode(text: &str) -> Result<SavedState, String> {
             "line {n}: not a fairmatch state file of this version: {header:?}"
         ));
     }
+    let (n, line) = next("learned")?;
+    let f = fields(line, "learned", 2).map_err(|e| format!("line {n}: {e}"))?;
+    let learned_through = number(&f[1]).map_err(|e| format!("line {n}: {e}"))?;
     let (n, line) = next("service")?;
     let f = fields(line, "service", 3).map_err(|e| format!("line {n}: {e}"))?;
     let service_until = number(&f[1]).map_err(|e| format!("line {n}: {e}"))?;
@@ -125,6 +133,7 @@ pub fn decode(text: &str) -> Result<SavedState, String> {
         service,
         service_until,
         history,
+        learned_through,
     })
 }
 
@@ -209,6 +218,7 @@ mod tests {
                 judged: 2,
                 error_sum: 0.7,
             }],
+            learned_through: 1_700_000_000.0,
         }
     }
 
@@ -220,6 +230,7 @@ mod tests {
             service: Vec::new(),
             service_until: 0.0,
             history: Vec::new(),
+            learned_through: 0.0,
         };
         assert_eq!(decode(&encode(&empty)), Ok(empty));
     }

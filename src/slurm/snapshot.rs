@@ -311,6 +311,9 @@ pub struct FinishedJob {
     pub partition: String,
     /// Its run time in seconds.
     pub seconds: f64,
+    /// When it ended, in seconds since the epoch (whole seconds, as Slurm
+    /// keeps them); 0 when unknown.
+    pub end: f64,
 }
 
 /// Everything one scheduling cycle plans from.
