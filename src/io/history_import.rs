@@ -282,8 +282,8 @@ pub fn read_sacct(file: &str, text: &str) -> Result<PastTrace, InputError> {
     };
     let mut trace = PastTrace::default();
     let mut flavor_index: BTreeMap<String, usize> = BTreeMap::new();
-    // Per flavor: its jobs' (start, end, slots) and widest per node.
-    let mut use_of: Vec<(Vec<(f64, f64, usize)>, usize)> = Vec::new();
+    // Per flavor: its jobs' runs and widest per node.
+    let mut use_of: Vec<(Vec<Run>, usize)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if line.trim().is_empty() || line.starts_with("JobID|") {
@@ -359,8 +359,11 @@ pub fn read_sacct(file: &str, text: &str) -> Result<PastTrace, InputError> {
     Ok(trace)
 }
 
-/// The most slots held at once by `runs` (start, end, slots).
-fn peak(runs: &[(f64, f64, usize)]) -> usize {
+/// A job's run: start, end, slots held.
+type Run = (f64, f64, usize);
+
+/// The most slots held at once by `runs`.
+fn peak(runs: &[Run]) -> usize {
     let mut events: Vec<(f64, i64)> = Vec::with_capacity(2 * runs.len());
     for &(start, end, slots) in runs {
         events.push((start, slots as i64));
