@@ -1085,3 +1085,73 @@ fn estimates_reports_the_learned_run_times_and_their_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("torn") && err.contains("cut short"), "{err}");
 }
+
+/// A week of a real site's log (NASA Ames iPSC/860, 1993, in the Standard
+/// Workload Format, gzipped) goes through `import` and `compare`.
+#[test]
+fn import_turns_a_public_swf_log_into_inputs_compare_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let (w, c) = (dir.path().join("w.csv"), dir.path().join("c.yaml"));
+    let log =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/swf/NASA-iPSC-1993-3.1-cln.swf.gz");
+    let out = fairmatch(&[
+        "import",
+        "swf",
+        log.to_str().unwrap(),
+        "--days",
+        "7",
+        "--workload-out",
+        w.to_str().unwrap(),
+        "--cluster-out",
+        c.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("skipped") && err.contains("outside the chosen days"),
+        "{err}"
+    );
+    let cluster = std::fs::read_to_string(&c).unwrap();
+    assert_eq!(
+        cluster,
+        "flavors:\n  - {name: \"node\", slots: 128, per_node: 1}\n"
+    );
+    let workload = std::fs::read_to_string(&w).unwrap();
+    let jobs = workload.lines().count() - 1;
+    // The log's first week: about 1,400 jobs, up to all 128 nodes each.
+    assert!((1000..2000).contains(&jobs), "{jobs} jobs");
+    assert!(
+        workload.lines().any(|l| l.ends_with(",1,128")),
+        "a whole-machine job"
+    );
+    let out = fairmatch(&[
+        "compare",
+        "--cluster",
+        c.to_str().unwrap(),
+        "--workload",
+        w.to_str().unwrap(),
+        "--policies",
+        "allox,slurm-backfill,fifo",
+        "--json",
+    ]);
+    let runs = json_runs(&out);
+    assert_eq!(runs.len(), 4, "allox at two alphas, backfill, fifo");
+    for run in &runs {
+        assert_eq!(run["jobs"], jobs, "{run}");
+    }
+
+    // Errors name the file and line.
+    let bad = write(dir.path(), "bad.swf", "; MaxNodes: 4\n1 2 3\n");
+    let out = fairmatch(&[
+        "import",
+        "swf",
+        bad.to_str().unwrap(),
+        "--workload-out",
+        w.to_str().unwrap(),
+        "--cluster-out",
+        c.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.swf:2") && err.contains("18"), "{err}");
+}

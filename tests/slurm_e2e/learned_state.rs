@@ -145,7 +145,62 @@ fn first_after_restart(sched: &str) -> (u32, Vec<u32>, Vec<u32>) {
         .iter()
         .min_by(|&&a, &&b| c.record(a).start.total_cmp(&c.record(b).start))
         .expect("four jobs");
+    import_sacct(&c, used.len() + 1 + all.len());
     (first, heavy, light)
+}
+
+/// `fairmatch import sacct` reads this cluster's accounting: every job
+/// that ran becomes a row of the workload, on the `cpu` flavor.
+fn import_sacct(c: &Cluster, jobs: usize) {
+    let fields = fairmatch::io::history_import::SACCT_FIELDS;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let log = loop {
+        // slurmdbd hears of the last ends a moment later.
+        let out = harness::run(c.cmd("sacct").env("SLURM_TIME_FORMAT", "%s").args([
+            "--allocations",
+            "--parsable2",
+            "--noheader",
+            "--starttime",
+            "2020-01-01",
+            &format!("--format={fields}"),
+        ]));
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let completed = text.lines().filter(|l| l.ends_with("|COMPLETED")).count();
+        if completed >= jobs || std::time::Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let log_path = c.path().join("sacct.txt");
+    std::fs::write(&log_path, &log).unwrap();
+    let (w, y) = (c.path().join("w.csv"), c.path().join("c.yaml"));
+    harness::run(
+        std::process::Command::new(env!("CARGO_BIN_EXE_fairmatch"))
+            .args(["import", "sacct"])
+            .arg(&log_path)
+            .arg("--workload-out")
+            .arg(&w)
+            .arg("--cluster-out")
+            .arg(&y),
+    );
+    let workload = std::fs::read_to_string(&w).unwrap();
+    let rows = workload.lines().count() - 1;
+    eprintln!("sacct import: {rows} jobs of {jobs} from this cluster's slurmdbd");
+    assert_eq!(rows, jobs, "{log}\n{workload}");
+    assert!(workload.starts_with("job_id,user,arrival,duration_cpu,estimate_cpu,width,nodes\n"));
+    let cluster = std::fs::read_to_string(&y).unwrap();
+    assert!(
+        cluster.contains("name: \"cpu\", slots: 1, per_node: 1"),
+        "{cluster}"
+    );
+    // And it replays.
+    harness::run(
+        std::process::Command::new(env!("CARGO_BIN_EXE_fairmatch"))
+            .args(["compare", "--cluster"])
+            .arg(&y)
+            .arg("--workload")
+            .arg(&w),
+    );
 }
 
 #[test]
