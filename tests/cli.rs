@@ -930,18 +930,25 @@ fn report_writes_a_page_with_every_run_its_charts_and_the_json() {
     assert!(page.contains("&lt;b&amp;c&gt;") && !page.contains("<b&c>"));
     assert_eq!(
         page.matches("<svg").count(),
-        4,
-        "JCT chart, the waits and one per flavor"
+        5,
+        "JCT, waits, distributions, utilisation and fairness"
     );
     for file in [
         "jct.svg",
         "waits.svg",
-        "utilisation-1-gpu.svg",
-        "utilisation-2-cpu.svg",
+        "distributions.svg",
+        "utilisation.svg",
+        "fairness.svg",
     ] {
         let svg = std::fs::read_to_string(report.join(file)).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("fifo"), "{file}");
     }
+    // One time axis and one colour per flavor, named in the title.
+    let utilisation = std::fs::read_to_string(report.join("utilisation.svg")).unwrap();
+    assert!(
+        utilisation.contains("gpu (blue), cpu (orange)"),
+        "{utilisation}"
+    );
     // report.json is what --json prints, timings aside.
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())

@@ -3,6 +3,7 @@
 mod bench;
 mod bench_gangs;
 mod bench_sim;
+mod charts;
 mod compare;
 mod estimates;
 mod generate;

@@ -4,7 +4,7 @@
 //! holds the runs as `simulate --json` prints them.
 
 use super::run_report::{Report, RunReport};
-use super::{table, CliError};
+use super::{charts, table, CliError};
 use fairmatch::model::Scenario;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
@@ -40,13 +40,20 @@ fn write(
     if let Some(svg) = waits_chart(runs)? {
         charts.push(("waits.svg".to_string(), svg));
     }
-    for (i, flavor) in scenario.cluster.flavors.iter().enumerate() {
-        if let Some(svg) = utilisation_chart(&flavor.name, runs)? {
-            // The index keeps names apart that differ only in characters a
-            // file name avoids (`gpu-a` and `gpu_a`).
-            let file = format!("utilisation-{}-{}.svg", i + 1, file_safe(&flavor.name));
-            charts.push((file, svg));
-        }
+    if let Some(svg) = charts::distributions(runs)? {
+        charts.push(("distributions.svg".to_string(), svg));
+    }
+    let flavors: Vec<&str> = scenario
+        .cluster
+        .flavors
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    if let Some(svg) = charts::utilisation(runs, &flavors)? {
+        charts.push(("utilisation.svg".to_string(), svg));
+    }
+    if let Some(svg) = charts::per_user_slowdown(runs, &table::user_names(scenario))? {
+        charts.push(("fairness.svg".to_string(), svg));
     }
     for (file, svg) in &charts {
         let path = dir.join(file);
@@ -62,12 +69,6 @@ fn write(
     let page = dir.join("index.html");
     std::fs::write(&page, html(name, scenario, runs, &charts)).map_err(|e| io(&page, e))?;
     Ok(page)
-}
-
-fn file_safe(name: &str) -> String {
-    name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
 }
 
 fn escape(text: &str) -> String {
@@ -159,78 +160,6 @@ fn jct_chart(runs: &[RunReport]) -> Result<String, CliError> {
         root.present().map_err(chart_error)?;
     }
     Ok(svg)
-}
-
-/// One flavor's busy share over each run's span (first arrival to last
-/// finish, in 50 equal parts), one line per run. `None` when no run has
-/// a series for it.
-fn utilisation_chart(flavor: &str, runs: &[RunReport]) -> Result<Option<String>, CliError> {
-    let series: Vec<(&str, &Vec<f64>)> = runs
-        .iter()
-        .filter_map(|r| {
-            r.utilization_series
-                .get(flavor)
-                .map(|s| (r.label.as_str(), s))
-        })
-        .filter(|(_, s)| !s.is_empty())
-        .collect();
-    if series.is_empty() {
-        return Ok(None);
-    }
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (980, 380)).into_drawing_area();
-        root.fill(&WHITE).map_err(chart_error)?;
-        // The legend gets its own strip: inside the plot it hid lines.
-        let (plot, legend) = root.split_horizontally(810);
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(
-                format!("{flavor}: share of slots busy, over each run's span"),
-                ("sans-serif", 16),
-            )
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(45)
-            .build_cartesian_2d(0.0..100.0, 0.0..100.0)
-            .map_err(chart_error)?;
-        chart
-            .configure_mesh()
-            .x_desc("% of the run, first arrival to last finish")
-            .y_desc("% busy")
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .draw()
-            .map_err(chart_error)?;
-        for (i, (label, points)) in series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            let step = 100.0 / points.len() as f64;
-            chart
-                .draw_series(LineSeries::new(
-                    points
-                        .iter()
-                        .enumerate()
-                        .map(|(k, share)| ((k as f64 + 0.5) * step, share * 100.0)),
-                    color.stroke_width(2),
-                ))
-                .map_err(chart_error)?;
-            let y = 40 + 20 * i as i32;
-            legend
-                .draw(&PathElement::new(
-                    vec![(4, y), (24, y)],
-                    color.stroke_width(3),
-                ))
-                .map_err(chart_error)?;
-            legend
-                .draw(&Text::new(
-                    label.to_string(),
-                    (30, y - 6),
-                    ("sans-serif", 12),
-                ))
-                .map_err(chart_error)?;
-        }
-        root.present().map_err(chart_error)?;
-    }
-    Ok(Some(svg))
 }
 
 /// Small multiples, one panel per run on the same axes: over the

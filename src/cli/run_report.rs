@@ -49,12 +49,26 @@ pub(super) struct RunReport {
     /// The longest wait of the jobs that arrived in each of 50 equal spans
     /// from the first arrival to the last.
     pub wait_series: Vec<f64>,
+    /// The distribution of the jobs' JCTs and waits: the 0th, 1st, ...,
+    /// 100th percentiles (101 values; empty without jobs).
+    pub jct_percentiles: Vec<f64>,
+    pub wait_percentiles: Vec<f64>,
     /// Wall time per decision, mean and max (measured: varies by run).
     pub decision_mean_seconds: f64,
     pub decision_max_seconds: f64,
     /// Wall time of the whole simulation (measured: varies by run; runs
     /// share the machine's cores with each other).
     pub wall_seconds: f64,
+}
+
+/// The 0th to 100th percentiles of `values` (nearest rank), or nothing.
+pub(super) fn percentiles(mut values: Vec<f64>) -> Vec<f64> {
+    if values.is_empty() {
+        return Vec::new();
+    }
+    values.sort_by(f64::total_cmp);
+    let last = values.len() - 1;
+    (0..=100).map(|p| values[(p * last + 50) / 100]).collect()
 }
 
 /// What one `simulate` or `compare` run produced.
@@ -121,6 +135,8 @@ impl RunReport {
                 .map(|(f, s)| (f.name.clone(), s.clone()))
                 .collect(),
             wait_series: m.wait_series.clone(),
+            jct_percentiles: Vec::new(),
+            wait_percentiles: Vec::new(),
             decision_mean_seconds: 0.0,
             decision_max_seconds: 0.0,
             wall_seconds: 0.0,

@@ -1,6 +1,6 @@
 //! `fairmatch simulate`: load a scenario, run each policy on it, compare.
 
-use super::run_report::{Report, RunReport, Runs};
+use super::run_report::{self, Report, RunReport, Runs};
 use super::{inputs, report, table, CliError, PolicyArg, PreemptArg, ProfileArg, SimulateArgs};
 use clap::ValueEnum;
 use fairmatch::metrics::{self, JobOutcome};
@@ -113,6 +113,11 @@ pub(super) fn execute(args: &SimulateArgs) -> Result<Runs, CliError> {
                 outcome.decisions,
             );
             report.starvation_bound = args.starvation_bound;
+            report.jct_percentiles = run_report::percentiles(
+                outcome.jobs.iter().map(|o| o.finish - o.arrival).collect(),
+            );
+            report.wait_percentiles =
+                run_report::percentiles(outcome.jobs.iter().map(|o| o.longest_wait).collect());
             report.decision_mean_seconds =
                 outcome.decision_seconds / outcome.decisions.max(1) as f64;
             report.decision_max_seconds = outcome.decision_seconds_max;
