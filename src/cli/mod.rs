@@ -258,6 +258,13 @@ pub struct SimulateArgs {
     /// exact where the input has none).
     #[arg(long, value_name = "SIGMA")]
     estimate_error: Option<f64>,
+    /// Tell the policies what the Slurm plugin would learn with no hints:
+    /// when a job arrives (and while it waits), the mean runs of earlier
+    /// runs of the same job (ids that differ only by a trailing `-N`) on
+    /// each flavor, carried to other flavors by learned speed ratios, or
+    /// SECONDS where nothing is known (the plugin's DefaultRuntime).
+    #[arg(long, value_name = "SECONDS", conflicts_with = "estimate_error")]
+    learned_estimates: Option<f64>,
     /// Seed for everything random in a run.
     #[arg(long, default_value_t = 1)]
     seed: u64,

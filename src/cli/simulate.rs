@@ -57,12 +57,20 @@ pub(super) fn execute(args: &SimulateArgs) -> Result<Runs, CliError> {
     let (name, scenario, time_unit) = inputs::load(args)?;
     let specs = run_specs(args)?;
     let options = SimOptions {
-        estimates: match args.estimate_error {
-            Some(sigma) => EstimateSource::RelativeError {
+        estimates: match (args.estimate_error, args.learned_estimates) {
+            (Some(sigma), _) => EstimateSource::RelativeError {
                 sigma,
                 seed: args.seed,
             },
-            None => EstimateSource::Input,
+            (None, Some(default)) if default.is_finite() && default > 0.0 => {
+                EstimateSource::Learned { default }
+            }
+            (None, Some(_)) => {
+                return Err(CliError::Input(
+                    "--learned-estimates takes seconds above 0".into(),
+                ))
+            }
+            (None, None) => EstimateSource::Input,
         },
         profile: match args.profile {
             None => Profiling::Off,

@@ -25,13 +25,36 @@ pub enum EstimateSource {
         /// Seed of the error generator.
         seed: u64,
     },
+    /// As the plugin learns them, with no hint and no time limit: when a
+    /// job arrives, the history of the jobs finished so far (keyed by
+    /// user, [`kind`] and flavor; `slurm::history::History::estimates`),
+    /// `default` seconds where it knows nothing.
+    Learned {
+        /// Seconds, when nothing is known (the plugin's `DefaultRuntime`).
+        default: f64,
+    },
+}
+
+/// The job a run belongs to, for learned estimates: its id without a
+/// trailing `-N` (`train-17` is a run of `train`); the id itself otherwise.
+pub fn kind(id: &str) -> &str {
+    match id.rsplit_once('-') {
+        Some((kind, n))
+            if !kind.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            kind
+        }
+        _ => id,
+    }
 }
 
 impl EstimateSource {
     /// Estimates per job and flavor; `None` exactly where the job cannot run.
     pub fn resolve(&self, workload: &Workload) -> Vec<Vec<Option<f64>>> {
         match *self {
-            EstimateSource::Input => workload
+            // Learned estimates start as the input's, for the flavors a
+            // job may use; the simulator replaces them on arrival.
+            EstimateSource::Input | EstimateSource::Learned { .. } => workload
                 .jobs
                 .iter()
                 .map(|job| {

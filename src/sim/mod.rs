@@ -11,13 +11,15 @@
 
 mod estimates;
 
-pub use estimates::{EstimateSource, ESTIMATE_FLOOR};
+pub use estimates::{kind, EstimateSource, ESTIMATE_FLOOR};
 
 use crate::metrics::{isolated_time, JobOutcome};
 use crate::model::Scenario;
 use crate::ordered::TotalF64 as Time;
 use crate::policy::decision_loop::{self, AttainedService, Driver};
 use crate::policy::{IdMap, MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View};
+use crate::slurm::history::History;
+use crate::slurm::planner::MIN_PLANNED_SECONDS;
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -243,6 +245,9 @@ struct Sim<'a> {
     users_with_jobs: usize,
     /// Per user: the fair-share score integrated over time so far.
     service: AttainedService,
+    /// With [`EstimateSource::Learned`]: the run times learned from the
+    /// jobs finished so far, and the estimate when nothing is known.
+    learned: Option<(History, f64)>,
 }
 
 /// How often the policy was asked, and the wall time it took (the view's
@@ -346,6 +351,10 @@ pub fn simulate(
             has.iter().filter(|&&h| h).count()
         },
         service: AttainedService::new(scenario.workload.users.len()),
+        learned: match options.estimates {
+            EstimateSource::Learned { default } => Some((History::default(), default)),
+            _ => None,
+        },
     };
     for (j, job) in scenario.workload.jobs.iter().enumerate() {
         sim.push(job.arrival, Event::Arrive(j));
@@ -474,6 +483,16 @@ impl Sim<'_> {
                                 self.users_with_jobs,
                             ),
                         });
+                        if let Some((history, _)) = &mut self.learned {
+                            let user = &self.scenario.workload.users[spec.user].name;
+                            let name = estimates::kind(&spec.name);
+                            let flavor_name = &self.scenario.cluster.flavors[flavor].name;
+                            if let Some(run) = spec.durations[flavor] {
+                                history.record(user, name, flavor_name, run);
+                                history.refresh_ratios();
+                            }
+                            self.relearn_pending();
+                        }
                         self.done += 1;
                         progress(self.done);
                     }
@@ -495,6 +514,9 @@ impl Sim<'_> {
     /// Queues job `j`; a preempted job shows its estimates scaled to the
     /// work it has left.
     fn make_pending(&mut self, j: usize) {
+        if self.remaining[j] == 1.0 {
+            self.learn_estimates(j);
+        }
         let job = &self.scenario.workload.jobs[j];
         self.pending.push(PendingJob {
             id: j,
@@ -504,6 +526,39 @@ impl Sim<'_> {
             width: job.width,
             priority: 0,
         });
+    }
+
+    /// With learned estimates, job `j`'s as the history of the jobs
+    /// finished so far gives them, where it may run.
+    fn learn_estimates(&mut self, j: usize) {
+        let Some((history, default)) = &self.learned else {
+            return;
+        };
+        let job = &self.scenario.workload.jobs[j];
+        let user = &self.scenario.workload.users[job.user].name;
+        let flavors: Vec<&str> = self
+            .scenario
+            .cluster
+            .flavors
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        let learned = history.estimates(user, estimates::kind(&job.name), &flavors);
+        for (e, l) in self.estimates[j].iter_mut().zip(learned) {
+            if e.is_some() {
+                *e = Some(l.unwrap_or(*default).max(MIN_PLANNED_SECONDS));
+            }
+        }
+    }
+
+    /// With learned estimates, every waiting job's again, as the plugin
+    /// estimates every pending job at each plan from what it knows then.
+    fn relearn_pending(&mut self) {
+        let waiting: Vec<usize> = self.pending.iter().map(|p| p.id).collect();
+        for (k, j) in waiting.into_iter().enumerate() {
+            self.learn_estimates(j);
+            self.pending[k].estimates = self.scaled_estimates(j, self.remaining[j]);
+        }
     }
 
     fn scaled_estimates(&self, j: usize, fraction: f64) -> Vec<Option<f64>> {

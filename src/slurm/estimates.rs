@@ -100,16 +100,13 @@ pub(super) fn of_job(
             }
             let partition = &model.partition[f];
             let carried = || {
-                known.iter().enumerate().find_map(|(b, k)| {
-                    let (s, _) = (*k)?;
-                    let from = &model.partition[b];
-                    if from == partition {
-                        return None;
-                    }
-                    history
-                        .speed_ratio(&job.user, &job.name, partition, from)
-                        .map(|r| (s * r, Source::Ratio))
-                })
+                let from = known
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(b, k)| k.map(|(s, _)| (model.partition[b].as_str(), s)));
+                history
+                    .carry(&job.user, &job.name, partition, from)
+                    .map(|s| (s, Source::Ratio))
             };
             let (s, source) = known[f]
                 .or_else(carried)

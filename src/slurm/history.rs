@@ -129,6 +129,49 @@ impl History {
             .copied()
     }
 
+    /// A run time in partition `to` carried from the first of `known`
+    /// (partition, seconds) in another partition with a speed ratio.
+    pub fn carry<'a>(
+        &self,
+        user: &str,
+        name: &str,
+        to: &str,
+        known: impl IntoIterator<Item = (&'a str, f64)>,
+    ) -> Option<f64> {
+        known.into_iter().find_map(|(from, s)| {
+            (from != to)
+                .then(|| self.speed_ratio(user, name, to, from))
+                .flatten()
+                .map(|r| s * r)
+        })
+    }
+
+    /// Per partition of `partitions`, the estimate history alone gives,
+    /// in the plugin's order without a hint or a time limit: the trusted
+    /// mean, else another partition's trusted mean times the speed ratio,
+    /// else the mean of fewer runs; `None` when nothing is known. The
+    /// simulator's learned estimates.
+    pub fn estimates(&self, user: &str, name: &str, partitions: &[&str]) -> Vec<Option<f64>> {
+        let trusted: Vec<Option<f64>> = partitions
+            .iter()
+            .map(|p| self.trusted_mean(user, name, p))
+            .collect();
+        let known = || {
+            partitions
+                .iter()
+                .zip(&trusted)
+                .filter_map(|(p, t)| t.map(|t| (*p, t)))
+        };
+        partitions
+            .iter()
+            .zip(&trusted)
+            .map(|(p, t)| {
+                t.or_else(|| self.carry(user, name, p, known()))
+                    .or_else(|| self.mean(user, name, p))
+            })
+            .collect()
+    }
+
     /// Rebuilds the table behind [`History::speed_ratio`]: call it after
     /// recording a batch of runs.
     pub fn refresh_ratios(&mut self) {
