@@ -202,9 +202,9 @@ pub fn read_swf(file: &str, text: &str, flavor: &str) -> Result<PastTrace, Input
         }
         let fields: Vec<f64> = line
             .split_whitespace()
-            .map(|f| f.parse::<f64>())
-            .collect::<Result<_, _>>()
-            .map_err(|_| err(n, "a field is not a number".into()))?;
+            .map(|f| f.parse::<f64>().ok().filter(|v| v.is_finite()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| err(n, "a field is not a finite number".into()))?;
         if fields.len() != 18 {
             return Err(err(n, format!("{} fields; SWF has 18", fields.len())));
         }
@@ -232,7 +232,7 @@ pub fn read_swf(file: &str, text: &str, flavor: &str) -> Result<PastTrace, Input
             Some("no processor count")
         } else if held as usize > per_node * nodes {
             Some("more processors than the machine")
-        } else if submit < 0.0 {
+        } else if !(0.0..=crate::model::MAX_SECONDS).contains(&submit) {
             Some("no submit time")
         } else {
             None
@@ -251,7 +251,7 @@ pub fn read_swf(file: &str, text: &str, flavor: &str) -> Result<PastTrace, Input
             submit,
             flavor: 0,
             elapsed: run,
-            limit: (req_time > 0.0).then_some(req_time),
+            limit: (req_time > 0.0 && req_time <= crate::model::MAX_SECONDS).then_some(req_time),
             width: Width::spread(held as usize, per_node),
         });
     }
@@ -289,7 +289,7 @@ pub fn read_sacct(file: &str, text: &str) -> Result<PastTrace, InputError> {
         if line.trim().is_empty() || line.starts_with("JobID|") {
             continue;
         }
-        let f: Vec<&str> = line.split('|').collect();
+        let f = sacct_fields(line);
         if f.len() != 11 {
             return Err(err(
                 n,
@@ -312,13 +312,19 @@ pub fn read_sacct(file: &str, text: &str) -> Result<PastTrace, InputError> {
         }
         let submit =
             time(f[4]).ok_or_else(|| err(n, format!("Submit '{}' is not a time", f[4])))?;
+        if (submit - start.unwrap_or(submit)).abs() > crate::model::MAX_SECONDS {
+            return Err(err(n, "Submit and Start are too far apart".into()));
+        }
         let limit = f[7].parse::<f64>().ok().map(|m| m * 60.0);
         let nodes: usize = f[8]
             .parse()
             .ok()
-            .filter(|&k| k > 0)
+            .filter(|&k| k > 0 && k <= crate::model::MAX_SLOTS)
             .ok_or_else(|| err(n, format!("NNodes '{}' is not a node count", f[8])))?;
         let (gpus, gpu_type) = gpus(f[9]);
+        if gpus > crate::model::MAX_SLOTS {
+            return Err(err(n, format!("{gpus} GPUs is more than fairmatch models")));
+        }
         let partition = f[3].split(',').next().unwrap_or(f[3]);
         let flavor_name = match (&gpu_type, gpus) {
             (Some(t), g) if g > 0 => format!("{partition}:{t}"),
@@ -347,7 +353,7 @@ pub fn read_sacct(file: &str, text: &str) -> Result<PastTrace, InputError> {
             submit,
             flavor,
             elapsed,
-            limit: limit.filter(|l| *l > 0.0),
+            limit: limit.filter(|l| *l > 0.0 && *l <= crate::model::MAX_SECONDS),
             width,
         });
     }
@@ -357,6 +363,24 @@ pub fn read_sacct(file: &str, text: &str) -> Result<PastTrace, InputError> {
     }
     trace.jobs.sort_by(|a, b| a.submit.total_cmp(&b.submit));
     Ok(trace)
+}
+
+/// A `--parsable2` line's fields. sacct does not escape a `|` in a job
+/// name (the third field): the first two fields are split from the left,
+/// the last eight from the right, and the name is what is left.
+fn sacct_fields(line: &str) -> Vec<&str> {
+    let mut left = line.splitn(3, '|');
+    let (Some(id), Some(user), Some(rest)) = (left.next(), left.next(), left.next()) else {
+        return line.split('|').collect();
+    };
+    let mut right: Vec<&str> = rest.rsplitn(9, '|').collect();
+    if right.len() != 9 {
+        return line.split('|').collect();
+    }
+    right.reverse();
+    let mut f = vec![id, user];
+    f.extend(right);
+    f
 }
 
 /// A job's run: start, end, slots held.
@@ -400,7 +424,7 @@ fn gpus(text: &str) -> (usize, Option<String>) {
 /// Seconds since the epoch, or an ISO date and time read as UTC.
 fn time(text: &str) -> Option<f64> {
     if let Ok(s) = text.parse::<f64>() {
-        return Some(s);
+        return (s.is_finite() && s.abs() < 1e12).then_some(s);
     }
     let (date, clock) = text.split_once('T')?;
     let d: Vec<i64> = date
@@ -411,7 +435,15 @@ fn time(text: &str) -> Option<f64> {
         .split(':')
         .map(|p| p.parse().ok())
         .collect::<Option<_>>()?;
-    if d.len() != 3 || c.len() != 3 {
+    let ranges = [(0, 9999), (1, 12), (1, 31), (0, 23), (0, 59), (0, 60)];
+    if d.len() != 3
+        || c.len() != 3
+        || !d
+            .iter()
+            .chain(&c)
+            .zip(ranges)
+            .all(|(v, (lo, hi))| (lo..=hi).contains(v))
+    {
         return None;
     }
     Some((days_from_civil(d[0], d[1], d[2]) * 86_400 + c[0] * 3600 + c[1] * 60 + c[2]) as f64)
@@ -513,6 +545,24 @@ mod tests {
         assert_eq!(lines[3], "12,ann,20,50,,60,,2,1");
         assert_eq!(time("1970-01-02T00:00:01"), Some(86_401.0));
         assert_eq!(time("86401"), Some(86_401.0));
+        let piped = "20|ann|a|b|cpu|100|100|5|1|1|cpu=1|COMPLETED\n";
+        let t = read_sacct("s.txt", piped).unwrap();
+        assert_eq!(t.jobs[0].name, "a|b");
+        for hostile in [
+            "21|a|b|cpu|99999999-01-01T00:00:00|100|5|1|1|cpu=1|COMPLETED\n",
+            "22|a|b|cpu|100|100|5|1|99999999999999999999|cpu=1|COMPLETED\n",
+            "23|a|b|cpu|100|100|5|1|1|gres/gpu=99999999999999|COMPLETED\n",
+            "24|a|b|cpu|inf|100|5|1|1|cpu=1|COMPLETED\n",
+            "25|a|b|cpu|1e300|100|5|1|1|cpu=1|COMPLETED\n",
+        ] {
+            assert!(read_sacct("s.txt", hostile).is_err(), "{hostile}");
+        }
+        let swf = read_swf(
+            "l",
+            "; MaxNodes: 4\n1 0 -1 10 nan -1 -1 -1 -1 -1 1 1 1 1 -1 -1 -1 -1\n",
+            "n",
+        );
+        assert!(swf.is_err());
         let bad = read_sacct("s.txt", "1|a|b\n").unwrap_err();
         assert_eq!((bad.file.as_str(), bad.line), ("s.txt", Some(1)));
     }

@@ -34,6 +34,36 @@ pub fn several(view: &View<'_>) -> bool {
         .is_some_and(|first| classes.any(|c| c != first))
 }
 
+/// The pending jobs of the highest class in `view`, as a view of their own.
+pub struct Highest<'v> {
+    view: View<'v>,
+    pending: Vec<PendingJob>,
+}
+
+impl Highest<'_> {
+    /// `view` with only the highest class's pending jobs.
+    pub fn view(&self) -> View<'_> {
+        View {
+            pending: &self.pending,
+            ..self.view.clone()
+        }
+    }
+}
+
+/// See [`Highest`].
+pub fn highest<'v>(view: &View<'v>) -> Highest<'v> {
+    let top = view.pending.iter().map(|j| j.priority).max().unwrap_or(0);
+    Highest {
+        view: view.clone(),
+        pending: view
+            .pending
+            .iter()
+            .filter(|j| j.priority == top)
+            .cloned()
+            .collect(),
+    }
+}
+
 /// The starts of the highest class that starts anything, asking `decide`
 /// once per class, highest first, with a view of that class's jobs on the
 /// slots the classes above leave. Empty when no class starts a job.
@@ -64,19 +94,22 @@ pub fn decide_by_class(
         if !starts.is_empty() {
             return Ok(starts);
         }
-        let held = held_by_gangs(&sub);
-        for m in held {
+        // A held slot is busy to the classes below until the gang
+        // holding it ends: "free now" would have their matching wait for
+        // it rather than take another idle slot.
+        for (m, until) in held_by_gangs(&sub) {
             machines[m].idle = false;
-            machines[m].free_at = machines[m].free_at.max(view.now);
+            machines[m].free_at = machines[m].free_at.max(view.now + until);
         }
     }
     Ok(Vec::new())
 }
 
 /// The idle machines (indices into `view.machines`) that `view`'s oldest
-/// waiting gangs hold: each, in arrival order on its fastest flavor, where
-/// the serial schedule starts it soonest without delaying those before it.
-fn held_by_gangs(view: &View<'_>) -> Vec<usize> {
+/// waiting gangs hold, and until when (from now): each gang, in arrival
+/// order on its fastest flavor, where the serial schedule starts it
+/// soonest without delaying those before it, until it ends.
+fn held_by_gangs(view: &View<'_>) -> Vec<(usize, f64)> {
     let gangs: Vec<&PendingJob> = by_arrival(view.pending)
         .into_iter()
         .filter(|j| !j.width.is_one())
@@ -100,14 +133,15 @@ fn held_by_gangs(view: &View<'_>) -> Vec<usize> {
         .enumerate()
         .filter_map(|(i, j)| best_flavor(&j.estimates, view.flavors).map(|(f, _)| (i, f)))
         .collect();
-    let mut held = Vec::new();
+    let mut held: Vec<(usize, f64)> = Vec::new();
     for placement in gang_plan::schedule_all(&nodes, view.flavors.len(), &jobs, &order) {
         for &n in &placement.nodes {
-            held.extend(idle[n].iter().copied());
+            held.extend(idle[n].iter().map(|&m| (m, placement.end)));
         }
     }
-    held.sort_unstable();
-    held.dedup();
+    // A slot two gangs hold is held until the later one ends.
+    held.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    held.dedup_by_key(|h| h.0);
     held
 }
 
@@ -153,6 +187,101 @@ mod tests {
                     .map(|machine| vec![Start { job: j.id, machine }])
             })
             .unwrap_or_default())
+    }
+
+    /// Through AlloX's matching: the held GPU is busy until the gang ends,
+    /// so the lower class's job takes the idle CPU now rather than wait
+    /// for the GPU it would be faster on.
+    #[test]
+    fn allox_starts_a_lower_class_on_the_idle_slot_a_gang_does_not_hold() {
+        use crate::policy::allox::Allox;
+        use crate::policy::Policy;
+        let flavors = flavors();
+        let machines = vec![
+            machine(0, 0, false),
+            machine(0, 0, true),
+            machine(1, 1, true),
+        ];
+        let gang = job(1, 5, Width::new(2, 1).unwrap());
+        let pending = vec![gang, job(2, 0, Width::ONE)];
+        let view = View {
+            now: 10.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &[],
+            user_weights: &[1.0],
+            attained: &[],
+        };
+        let mut allox = Allox::new(1.0).unwrap();
+        assert_eq!(
+            allox.decide(&view).unwrap(),
+            vec![Start { job: 2, machine: 2 }]
+        );
+    }
+
+    /// Only the highest class waiting may preempt: a job of a lower class
+    /// overdue for ages does not stop a running job while a higher class
+    /// waits, since the slot would go to that class.
+    #[test]
+    fn a_lower_class_overdue_job_does_not_preempt_while_a_higher_class_waits() {
+        use crate::policy::allox::{Allox, Preemption};
+        use crate::policy::{Policy, RunningJob};
+        let flavors = vec![Flavor::new("gpu", 1)];
+        let machines = vec![MachineView {
+            flavor: 0,
+            node: 0,
+            free_at: 1e6,
+            idle: false,
+        }];
+        let running = vec![RunningJob {
+            id: 9,
+            user: 0,
+            machine: 0,
+            started: 0.0,
+            estimates: vec![Some(1e6)],
+            preemptible: true,
+        }];
+        let old_low = PendingJob {
+            id: 1,
+            user: 0,
+            arrival: 0.0,
+            estimates: vec![Some(10.0)],
+            width: Width::ONE,
+            priority: 0,
+        };
+        let new_high = PendingJob {
+            id: 2,
+            arrival: 99_990.0,
+            priority: 5,
+            ..old_low.clone()
+        };
+        let preempting = || {
+            let mut a = Allox::new(1.0).unwrap();
+            a.max_wait = Some(100.0);
+            a.preemption = Some(Preemption {
+                for_gain: false,
+                ..Preemption::default()
+            });
+            a
+        };
+        let pending = vec![old_low.clone(), new_high];
+        let view = View {
+            now: 100_000.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &running,
+            user_weights: &[1.0],
+            attained: &[],
+        };
+        assert_eq!(preempting().preempt(&view).unwrap(), Vec::<usize>::new());
+        let alone = vec![old_low];
+        let view = View {
+            pending: &alone,
+            ..view
+        };
+        assert_eq!(preempting().preempt(&view).unwrap(), vec![9]);
     }
 
     #[test]

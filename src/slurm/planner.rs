@@ -172,17 +172,23 @@ impl Planner {
     /// Per fair-share key of `snap`'s jobs, Slurm's usage divided by the
     /// key's shares (1 without); empty where Slurm keeps no usage.
     fn slurm_usage_of(&self, snap: &Snapshot) -> HashMap<String, f64> {
-        let mut usage = HashMap::new();
+        // Per key, per association (a user's in each of its accounts):
+        // its usage per share. A user of several accounts has the sum.
+        let mut by_assoc: HashMap<(&str, &str), f64> = HashMap::new();
         for job in snap.pending.iter().chain(&snap.running) {
             let (key, shares) = self.fair_share(job);
-            let raw = match self.config.fairshare_by {
-                FairshareBy::User => job.user_usage,
-                FairshareBy::Account => job.account_usage,
+            let (raw, assoc) = match self.config.fairshare_by {
+                FairshareBy::User => (job.user_usage, job.account.as_str()),
+                FairshareBy::Account => (job.account_usage, ""),
             };
             // Jobs Slurm's checks did not reach this cycle carry none.
             if let Some(raw) = raw {
-                usage.insert(key.to_string(), raw / shares.unwrap_or(1.0));
+                by_assoc.insert((key, assoc), raw / shares.unwrap_or(1.0));
             }
+        }
+        let mut usage: HashMap<String, f64> = HashMap::new();
+        for ((key, _), u) in by_assoc {
+            *usage.entry(key.to_string()).or_default() += u;
         }
         usage
     }
@@ -349,6 +355,14 @@ impl Planner {
     pub fn plan(&mut self, snap: &Snapshot) -> Vec<Decision> {
         self.learn(&snap.finished);
         self.forget_gone(snap);
+        // Classes from every pending record, as `to_check` ranks them, so
+        // the window and the plan agree on each job's class.
+        let classes: Vec<u32> = priority::classes(snap, self.config.priority_tiers)
+            .into_iter()
+            .zip(&snap.pending)
+            .filter(|(_, j)| j.checked == Checked::Runnable)
+            .map(|(c, _)| c)
+            .collect();
         let runnable = runnable_only(snap);
         let snap = runnable.as_ref();
         self.service
@@ -370,7 +384,6 @@ impl Planner {
             .zip(&hints)
             .map(|(job, hint)| self.estimates(&model, job, hint))
             .collect();
-        let classes = priority::classes(snap, self.config.priority_tiers);
         let mut view = SnapshotView::build(self, snap, &model, &estimates, &classes);
         let preemptions = self.preempt(snap, &mut view);
         let rates = decision_loop::decide_until_settled(&mut self.policy, &mut view)
@@ -581,10 +594,12 @@ impl PlanMemory for Planner {
     /// The attained service of a fair-share key: Slurm's usage where it
     /// keeps one, else what this planner counted.
     fn attained(&self, key: &str) -> f64 {
+        // A key with no Slurm usage this cycle (none of its jobs were
+        // checked) is not ranked by it: 0 would make it the least served.
         if self.slurm_usage.is_empty() {
             self.service.attained(key)
         } else {
-            self.slurm_usage.get(key).copied().unwrap_or(0.0)
+            self.slurm_usage.get(key).copied().unwrap_or(f64::MAX)
         }
     }
 

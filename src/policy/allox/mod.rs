@@ -223,6 +223,12 @@ impl Policy for Allox {
 
     fn preempt(&mut self, view: &View<'_>) -> Result<Vec<usize>, PolicyError> {
         self.check()?;
+        if priority_classes::several(view) {
+            // Only the highest class waiting may stop a job: a slot freed
+            // for a lower class would go to the higher one first.
+            let top = priority_classes::highest(view);
+            return Ok(self.preempt_round(&top.view()));
+        }
         Ok(self.preempt_round(view))
     }
 
