@@ -151,7 +151,9 @@ fn three_runs(seed: u64, slowdowns: Slowdowns) -> (f64, f64, f64) {
 #[test]
 fn learned_estimates_beat_knowing_nothing() {
     for slowdowns in [Slowdowns::PerUser, Slowdowns::PerJob] {
-        for seed in 1..=3 {
+        // Two seeds each (a debug build takes about a minute); the table
+        // in CHANGELOG.md has three.
+        for seed in 1..=2 {
             let (perfect, learned, blind) = three_runs(seed, slowdowns);
             assert!(learned >= perfect * 0.9, "learning beat perfect hints?");
             assert!(learned * 2.0 < blind, "{slowdowns:?} seed {seed}");
