@@ -56,6 +56,17 @@ pub struct PlanJob {
     pub waited: f64,
 }
 
+impl PlanJob {
+    /// Pending `job` as the plan takes it at time `now`.
+    pub fn of(job: &PendingJob, now: f64) -> Self {
+        PlanJob {
+            times: job.estimates.clone(),
+            width: job.width,
+            waited: (now - job.arrival).max(0.0),
+        }
+    }
+}
+
 /// Where and when the plan runs one job.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placement {

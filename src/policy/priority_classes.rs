@@ -120,14 +120,7 @@ fn held_by_gangs(view: &View<'_>) -> Vec<(usize, f64)> {
         return Vec::new();
     }
     let (nodes, idle) = gang_plan::view_nodes(view);
-    let jobs: Vec<PlanJob> = gangs
-        .iter()
-        .map(|j| PlanJob {
-            times: j.estimates.clone(),
-            width: j.width,
-            waited: (view.now - j.arrival).max(0.0),
-        })
-        .collect();
+    let jobs: Vec<PlanJob> = gangs.iter().map(|j| PlanJob::of(j, view.now)).collect();
     let order: Vec<(usize, usize)> = gangs
         .iter()
         .enumerate()

@@ -470,6 +470,17 @@ impl Drop for Cluster {
 }
 
 /// Runs a command, panicking with its output if it fails.
+/// The schedulers a side-by-side scenario runs under: backfill, then
+/// fairmatch; fairmatch alone with `FAIRMATCH_SKIP_REFERENCE` (a later
+/// release's run, where 22.05's already compares).
+pub fn schedulers() -> &'static [&'static str] {
+    if std::env::var_os("FAIRMATCH_SKIP_REFERENCE").is_none() {
+        &["sched/backfill", "sched/fairmatch"]
+    } else {
+        &["sched/fairmatch"]
+    }
+}
+
 pub fn run(cmd: &mut Command) -> Output {
     let out = cmd
         .output()

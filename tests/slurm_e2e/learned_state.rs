@@ -206,13 +206,7 @@ fn import_sacct(c: &Cluster, jobs: usize) {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn u_an_account_that_used_the_cluster_waits_behind_one_that_did_not_after_a_restart() {
-    let reference = std::env::var_os("FAIRMATCH_SKIP_REFERENCE").is_none();
-    let scheds: &[&str] = if reference {
-        &["sched/backfill", "sched/fairmatch"]
-    } else {
-        &["sched/fairmatch"]
-    };
-    for sched in scheds {
+    for sched in harness::schedulers() {
         let (first, heavy, light) = first_after_restart(sched);
         eprintln!(
             "fair share after a restart: under {sched} job {first} started first \

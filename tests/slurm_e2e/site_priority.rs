@@ -99,13 +99,7 @@ fn side_by_side(
     setup: impl Fn(&Cluster) + Copy,
     want: &[usize],
 ) {
-    let reference = std::env::var_os("FAIRMATCH_SKIP_REFERENCE").is_none();
-    let scheds: &[&str] = if reference {
-        &["sched/backfill", "sched/fairmatch"]
-    } else {
-        &["sched/fairmatch"]
-    };
-    for sched in scheds {
+    for sched in harness::schedulers() {
         let c = cluster(sched, options);
         setup(&c);
         let mut queued = Vec::new();

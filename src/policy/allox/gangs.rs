@@ -106,11 +106,7 @@ impl Allox {
         let flavors = view.flavors.len();
         let jobs: Vec<PlanJob> = candidates
             .iter()
-            .map(|j| PlanJob {
-                times: j.estimates.clone(),
-                width: j.width,
-                waited: (view.now - j.arrival).max(0.0),
-            })
+            .map(|j| PlanJob::of(j, view.now))
             .collect();
         let relaxed = gang_plan::relaxed_order(nodes, flavors, &jobs)?;
         // Aged jobs first, oldest first; the rest in the relaxed order.
