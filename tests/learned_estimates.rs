@@ -9,6 +9,7 @@ use fairmatch::sim::{kind, simulate, EstimateSource, Profiling, SimOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
+use std::collections::HashMap;
 
 /// How a job's CPU time relates to its GPU time.
 #[derive(Clone, Copy, Debug)]
@@ -25,12 +26,9 @@ enum Slowdowns {
 /// 4 GPU and 8 CPU slots; 4 users with 6 recurring jobs each, 30 runs of
 /// each (720 jobs). A job's GPU time is log-uniform in [60 s, 1 h]; its
 /// CPU time is that times its slowdown; each run varies around both by a
-/// log-normal spread (sigma 0.2). Poisson arrivals at about 80% of the
-/// cluster's capacity.
-/// The offered load.
-const LOAD: f64 = 0.8;
-
-fn history(seed: u64, slowdowns: Slowdowns) -> Scenario {
+/// log-normal spread (sigma 0.2). Poisson arrivals at `load` of the
+/// cluster's capacity, were every job on its faster flavor.
+fn history(seed: u64, slowdowns: Slowdowns, load: f64) -> Scenario {
     let mut rng = StdRng::seed_from_u64(seed);
     let log_uniform = |rng: &mut StdRng, lo: f64, hi: f64| (rng.gen_range(lo.ln()..hi.ln())).exp();
     let noise = LogNormal::new(0.0, 0.2).unwrap();
@@ -62,7 +60,7 @@ fn history(seed: u64, slowdowns: Slowdowns) -> Scenario {
         runs.swap(i, j);
     }
     let mean_fastest = runs.iter().map(|r| r.2.min(r.3)).sum::<f64>() / runs.len() as f64;
-    let gap = mean_fastest / (12.0 * LOAD);
+    let gap = mean_fastest / (12.0 * load);
     let mut t = 0.0;
     let jobs = runs
         .into_iter()
@@ -122,41 +120,99 @@ fn runs_of_a_job_share_its_kind() {
     assert_eq!(kind("-5"), "-5");
 }
 
-/// (perfect, learned, nothing learned) average JCTs on `history(seed)`.
-fn three_runs(seed: u64, slowdowns: Slowdowns) -> (f64, f64, f64) {
-    let s = history(seed, slowdowns);
-    let perfect = avg_jct(&s, EstimateSource::Input);
-    let learned = avg_jct(&s, EstimateSource::Learned { default: 3600.0 });
+/// The same history with every estimate the mean of its job's runs on
+/// that flavor: the best that learning means can do.
+fn with_true_means(s: &Scenario) -> Scenario {
+    let mut sums: HashMap<&str, (Vec<f64>, f64)> = HashMap::new();
+    for job in &s.workload.jobs {
+        let e = sums
+            .entry(kind(&job.name))
+            .or_insert((vec![0.0; job.durations.len()], 0.0));
+        for (sum, d) in e.0.iter_mut().zip(&job.durations) {
+            *sum += d.unwrap_or(0.0);
+        }
+        e.1 += 1.0;
+    }
+    let mut out = s.clone();
+    for job in &mut out.workload.jobs {
+        let (sum, n) = &sums[kind(&job.name)];
+        job.estimates = sum.iter().map(|t| Some(t / n)).collect();
+    }
+    out
+}
+
+/// Average JCTs on one history: perfect hints, learned, nothing learned,
+/// and every estimate its job's true mean.
+struct Jcts {
+    perfect: f64,
+    learned: f64,
+    blind: f64,
+    true_means: f64,
+}
+
+fn four_runs(seed: u64, slowdowns: Slowdowns, load: f64) -> Jcts {
+    let s = history(seed, slowdowns, load);
+    let learned = EstimateSource::Learned { default: 3600.0 };
     // The same history with every run a job of its own (no `-N`): nothing
     // is learned, and every estimate is the default.
     let mut unique = s.clone();
     for job in &mut unique.workload.jobs {
         job.name = job.name.replace('-', "_");
     }
-    let blind = avg_jct(&unique, EstimateSource::Learned { default: 3600.0 });
-    eprintln!(
-        "{slowdowns:?} seed {seed}: average JCT {perfect:.0} s with perfect hints, {learned:.0} s \
-         learned ({:.3}x), {blind:.0} s with nothing learned ({:.3}x)",
-        learned / perfect,
-        blind / perfect
-    );
-    (perfect, learned, blind)
+    Jcts {
+        perfect: avg_jct(&s, EstimateSource::Input),
+        learned: avg_jct(&s, learned.clone()),
+        blind: avg_jct(&unique, learned),
+        true_means: avg_jct(&with_true_means(&s), EstimateSource::Input),
+    }
 }
 
 /// Learning halves the average JCT at least, against the same history
-/// where nothing can be learned. The issue's target (within 10% of perfect
-/// hints) is not met: at this load a wrong estimate queues work behind it,
-/// and a job that ran only on one flavor is not tried on the other where
-/// its user's other jobs (or everyone's, PerUser) say it would be slow.
+/// where nothing can be learned. Within 10% of perfect hints is not
+/// reached (the table below): wrong early estimates queue work that
+/// drains slowly, more so at 80% load.
 #[test]
 fn learned_estimates_beat_knowing_nothing() {
     for slowdowns in [Slowdowns::PerUser, Slowdowns::PerJob] {
-        // Two seeds each (a debug build takes about a minute); the table
-        // in CHANGELOG.md has three.
+        // Two seeds each: a debug build takes about a minute.
         for seed in 1..=2 {
-            let (perfect, learned, blind) = three_runs(seed, slowdowns);
-            assert!(learned >= perfect * 0.9, "learning beat perfect hints?");
-            assert!(learned * 2.0 < blind, "{slowdowns:?} seed {seed}");
+            let j = four_runs(seed, slowdowns, 0.8);
+            eprintln!(
+                "{slowdowns:?} seed {seed}: learned {:.3}x perfect hints, nothing learned {:.3}x",
+                j.learned / j.perfect,
+                j.blind / j.perfect
+            );
+            assert!(j.learned >= j.perfect * 0.9, "learning beat perfect hints?");
+            assert!(j.learned * 2.0 < j.blind, "{slowdowns:?} seed {seed}");
+        }
+    }
+}
+
+/// The table in CHANGELOG.md: per load and slowdown model, the geometric
+/// mean over 20 seeds of the average JCT against perfect hints, learned
+/// and with true means. `cargo test --release --test learned_estimates --
+/// --ignored --nocapture` (about a minute).
+#[test]
+#[ignore]
+fn learned_estimates_table() {
+    const SEEDS: u64 = 20;
+    for load in [0.6, 0.8] {
+        for slowdowns in [Slowdowns::PerUser, Slowdowns::PerJob] {
+            let (mut learned, mut means) = (0.0, 0.0);
+            for seed in 1..=SEEDS {
+                let j = four_runs(seed, slowdowns, load);
+                learned += (j.learned / j.perfect).ln();
+                means += (j.true_means / j.perfect).ln();
+                // Knowing each job's mean cannot be much worse than
+                // learning it.
+                assert!(j.true_means < j.learned * 1.1, "{slowdowns:?} {seed}");
+            }
+            let n = SEEDS as f64;
+            eprintln!(
+                "load {load}, {slowdowns:?}: learned {:.3}x perfect hints, true means {:.3}x",
+                (learned / n).exp(),
+                (means / n).exp()
+            );
         }
     }
 }

@@ -174,6 +174,7 @@ fn history_beats_a_padded_limit_and_speed_ratios_carry_hints_across_flavors() {
         snap.finished.push(finished("alice", "train", "cpu", 400.0));
     }
     snap.finished.push(finished("alice", "eval", "cpu", 30.0));
+    snap.finished.push(finished("alice", "probe", "gpu", 20.0));
     p.plan(&snap);
 
     let mut snap = cpu_and_gpu(1100.0);
@@ -194,18 +195,28 @@ fn history_beats_a_padded_limit_and_speed_ratios_carry_hints_across_flavors() {
     let mut once = JobInfo::pending(5, "alice", "", &["cpu"]);
     once.name = "eval".into();
     once.time_limit = Some(600.0);
-    snap.pending = vec![limited, hinted, once];
+    let mut unlimited = JobInfo::pending(6, "alice", "", &["cpu", "gpu"]);
+    unlimited.name = "probe".into();
+    snap.pending = vec![limited, hinted, once, unlimited];
     let decisions = p.plan(&snap);
     let limited = note(&decisions, 3);
     assert!(
         limited.contains("gpu=100s (history)") && limited.contains("cpu=400s (history)"),
         "{limited}"
     );
+    // finetune never ran on cpu: alice's ratio there (4x, from train
+    // alone) is taken a factor of 2 in cpu's favour, so it may be tried.
     let hinted = note(&decisions, 4);
-    assert!(hinted.contains("cpu=200s (speed ratio)"), "{hinted}");
+    assert!(hinted.contains("cpu=100s (speed ratio)"), "{hinted}");
     // One run is not trusted over the job's own limit.
     let once = note(&decisions, 5);
     assert!(once.contains("cpu=600s (time limit)"), "{once}");
+    // Without a limit, one run on gpu is carried to cpu as well.
+    let unlimited = note(&decisions, 6);
+    assert!(
+        unlimited.contains("gpu=20s (history)") && unlimited.contains("cpu=40s (speed ratio)"),
+        "{unlimited}"
+    );
 }
 
 /// After a restart slurmctld's shim reports again every finished job it

@@ -7,7 +7,12 @@
 //!    own, else its user's, else everyone's: `History::speed_ratio`);
 //! 4. its time limit;
 //! 5. the mean of fewer runs;
-//! 6. the configured default.
+//! 6. such a mean on another of its flavors, times the speed ratio;
+//! 7. the configured default.
+//!
+//! Where the job never ran in a partition, the ratio carried there from
+//! other jobs is an optimistic one (`History::exploring_ratio`), so that a
+//! job is tried where it might be faster.
 
 use super::hints::Hint;
 use super::history::History;
@@ -115,6 +120,17 @@ pub(super) fn of_job(
                     history
                         .mean(&job.user, &job.name, partition)
                         .map(|s| (s, Source::History))
+                })
+                .or_else(|| {
+                    let fewer = (0..model.flavors.len())
+                        .filter(|&b| allowed[b])
+                        .filter_map(|b| {
+                            let from = model.partition[b].as_str();
+                            history.mean(&job.user, &job.name, from).map(|s| (from, s))
+                        });
+                    history
+                        .carry(&job.user, &job.name, partition, fewer)
+                        .map(|s| (s, Source::Ratio))
                 })
                 .unwrap_or((default_runtime, Source::Default));
             Some((s.max(MIN_PLANNED_SECONDS), source))

@@ -19,8 +19,20 @@ pub struct History {
     /// ""): (user, to, from) -> the geometric mean over the job names run
     /// on both of `mean(to) / mean(from)`. Rebuilt by
     /// [`History::refresh_ratios`].
-    ratios: HashMap<(String, String, String), f64>,
+    ratios: HashMap<(String, String, String), Ratio>,
 }
+
+/// A speed ratio learned from other jobs: the mean and the spread of the
+/// logarithms of their ratios.
+#[derive(Clone, Copy, Debug)]
+struct Ratio {
+    ln_mean: f64,
+    ln_spread: f64,
+}
+
+/// The spread assumed for a ratio learned from a single job: a factor of 2
+/// either way.
+const ONE_JOB_SPREAD: f64 = std::f64::consts::LN_2;
 
 /// Runs of one job (user, name, partition) after which its mean comes
 /// before the job's time limit. Time limits are padded: users ask for
@@ -122,6 +134,24 @@ impl History {
                 return Some(a / b);
             }
         }
+        self.learned_ratio(user, to, from).map(|r| r.ln_mean.exp())
+    }
+
+    /// As [`History::speed_ratio`], but where this job never ran in `to`,
+    /// the ratio of other jobs is taken one spread in `to`'s favour: the
+    /// job is then tried there when the other jobs leave room for it being
+    /// faster, and the run teaches its own ratio. Without this, a job that
+    /// first ran in one partition stays there whenever other jobs say the
+    /// other is slower, even when for this job it is not.
+    pub fn exploring_ratio(&self, user: &str, name: &str, to: &str, from: &str) -> Option<f64> {
+        if self.mean(user, name, to).is_some() {
+            return self.speed_ratio(user, name, to, from);
+        }
+        self.learned_ratio(user, to, from)
+            .map(|r| (r.ln_mean - r.ln_spread).exp())
+    }
+
+    fn learned_ratio(&self, user: &str, to: &str, from: &str) -> Option<Ratio> {
         let key = |u: &str| (u.to_string(), to.to_string(), from.to_string());
         self.ratios
             .get(&key(user))
@@ -140,7 +170,7 @@ impl History {
     ) -> Option<f64> {
         known.into_iter().find_map(|(from, s)| {
             (from != to)
-                .then(|| self.speed_ratio(user, name, to, from))
+                .then(|| self.exploring_ratio(user, name, to, from))
                 .flatten()
                 .map(|r| s * r)
         })
@@ -162,12 +192,18 @@ impl History {
                 .zip(&trusted)
                 .filter_map(|(p, t)| t.map(|t| (*p, t)))
         };
+        let any_mean = || {
+            partitions
+                .iter()
+                .filter_map(|p| self.mean(user, name, p).map(|m| (*p, m)))
+        };
         partitions
             .iter()
             .zip(&trusted)
             .map(|(p, t)| {
                 t.or_else(|| self.carry(user, name, p, known()))
                     .or_else(|| self.mean(user, name, p))
+                    .or_else(|| self.carry(user, name, p, any_mean()))
             })
             .collect()
     }
@@ -184,8 +220,8 @@ impl History {
                     .push((partition.as_str(), e.mean));
             }
         }
-        // (user, to, from) -> (sum of ln ratio, count)
-        let mut sums: HashMap<(String, String, String), (f64, u32)> = HashMap::new();
+        // (user, to, from) -> the ln ratio of each job run in both
+        let mut logs: HashMap<(String, String, String), Vec<f64>> = HashMap::new();
         for ((user, _), runs) in &by_job {
             for &(to, a) in runs {
                 for &(from, b) in runs {
@@ -193,18 +229,25 @@ impl History {
                         continue;
                     }
                     for scope in [*user, ""] {
-                        let s = sums
-                            .entry((scope.to_string(), to.to_string(), from.to_string()))
-                            .or_insert((0.0, 0));
-                        s.0 += (a / b).ln();
-                        s.1 += 1;
+                        logs.entry((scope.to_string(), to.to_string(), from.to_string()))
+                            .or_default()
+                            .push((a / b).ln());
                     }
                 }
             }
         }
-        self.ratios = sums
+        self.ratios = logs
             .into_iter()
-            .map(|(k, (sum, n))| (k, (sum / f64::from(n)).exp()))
+            .map(|(k, ln)| {
+                let n = ln.len() as f64;
+                let ln_mean = ln.iter().sum::<f64>() / n;
+                let ln_spread = if ln.len() < 2 {
+                    ONE_JOB_SPREAD
+                } else {
+                    (ln.iter().map(|x| (x - ln_mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+                };
+                (k, Ratio { ln_mean, ln_spread })
+            })
             .collect();
     }
 
@@ -292,6 +335,38 @@ mod tests {
         h.record("alice", "train", "gpu", 100.0);
         h.record("alice", "train", "gpu", 100.0);
         assert_eq!(h.trusted_mean("alice", "train", "gpu"), Some(100.0));
+    }
+
+    #[test]
+    fn a_job_is_tried_where_other_jobs_leave_room_for_it_being_faster() {
+        let mut h = History::default();
+        // bob's three jobs run 2x, 4x and 8x longer on cpu.
+        for (name, cpu) in [("a", 200.0), ("b", 400.0), ("c", 800.0)] {
+            h.record("bob", name, "gpu", 100.0);
+            h.record("bob", name, "cpu", cpu);
+        }
+        h.record("bob", "d", "gpu", 100.0);
+        h.refresh_ratios();
+        // The geometric mean is 4x; the logs' spread is ln 2, so a job
+        // that never ran on cpu is taken to be 2x slower there, not 4x.
+        let mean = h.speed_ratio("bob", "d", "cpu", "gpu").unwrap();
+        let tried = h.exploring_ratio("bob", "d", "cpu", "gpu").unwrap();
+        assert!((mean - 4.0).abs() < 1e-9, "{mean}");
+        assert!((tried - 2.0).abs() < 1e-9, "{tried}");
+        assert_eq!(h.estimates("bob", "d", &["gpu", "cpu"])[1], Some(200.0));
+        // Once it ran there, its own ratio counts.
+        h.record("bob", "d", "cpu", 1000.0);
+        h.refresh_ratios();
+        assert_eq!(h.exploring_ratio("bob", "d", "cpu", "gpu"), Some(10.0));
+        // Jobs that agree leave no room: the ratio is theirs.
+        let mut h = History::default();
+        for name in ["a", "b"] {
+            h.record("eve", name, "gpu", 100.0);
+            h.record("eve", name, "cpu", 300.0);
+        }
+        h.refresh_ratios();
+        let agreed = h.exploring_ratio("eve", "new", "cpu", "gpu").unwrap();
+        assert!((agreed - 3.0).abs() < 1e-9, "{agreed}");
     }
 
     #[test]
