@@ -85,6 +85,11 @@ typedef struct {
 	 * another priority plugin). */
 	double user_usage;
 	double account_usage;
+	/* The fair-share factor of the job's association (sshare's
+	 * FairShare column: fair tree's rank, by default), as
+	 * priority/multifactor last computed it; higher is less served.
+	 * < 0 when unknown. */
+	double fair_share_factor;
 	double eligible;
 	/* Pending only: nodes the job may use (--exclude, --nodelist,
 	 * --constraint, reservations), indices into fm_snapshot_t.nodes. */
@@ -115,6 +120,7 @@ typedef struct {
 	const char *user;
 	const char *name;
 	const char *partition;
+	const char *nodes;       /* the nodes it ran on, as squeue lists them */
 	double seconds;
 	double end;              /* when it ended (whole seconds) */
 } fm_finished_t;

@@ -263,7 +263,7 @@ static double _shares(slurmdb_assoc_rec_t *assoc)
 static void _copy_shares(job_record_t *job_ptr, fm_job_t *j)
 {
 	assoc_mgr_lock_t locks = { .assoc = READ_LOCK };
-	j->user_usage = j->account_usage = -1;
+	j->user_usage = j->account_usage = j->fair_share_factor = -1;
 	assoc_mgr_lock(&locks);
 	slurmdb_assoc_rec_t *user = job_ptr->assoc_ptr;
 	if (user) {
@@ -276,6 +276,7 @@ static void _copy_shares(job_record_t *job_ptr, fm_job_t *j)
 			slurmdb_assoc_rec_t *acct =
 				user->usage->parent_assoc_ptr;
 			j->user_usage = (double) user->usage->usage_raw;
+			j->fair_share_factor = user->usage->fs_factor;
 			if (acct && acct->usage)
 				j->account_usage =
 					(double) acct->usage->usage_raw;
@@ -299,7 +300,8 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 		j->gpus = 0, type[0] = '\0';
 	j->gpu_type = _keep(type);
 	j->shares_cpus = job_ptr->details && job_ptr->details->share_res == 1;
-	j->user_usage = j->account_usage = -1; /* _copy_shares() knows */
+	/* _copy_shares() knows */
+	j->user_usage = j->account_usage = j->fair_share_factor = -1;
 	/* Slurm sets begin_time when the job becomes eligible (released,
 	 * dependencies met, --begin passed): a wait counts from then. */
 	/* What preemption needs of a running job (docs/operations.md). */
@@ -730,6 +732,7 @@ static void _scan_record(job_record_t *job_ptr, fm_snapshot_t *s,
 		f->user = _user(job_ptr);
 		f->name = _keep(job_ptr->name);
 		f->partition = _keep(job_ptr->part_ptr->name);
+		f->nodes = _keep(job_ptr->nodes);
 		f->seconds = difftime(job_ptr->end_time, job_ptr->start_time);
 		f->end = job_ptr->end_time;
 	}

@@ -1051,6 +1051,7 @@ fn estimates_reports_the_learned_run_times_and_their_error() {
         user: "alice".into(),
         name: "train".into(),
         partition: "gpu".into(),
+        nodes: String::new(),
         seconds,
         end: 0.0,
     };

@@ -63,6 +63,7 @@ fn experienced() -> Planner {
         user: "heavy".into(),
         name: "train".into(),
         partition: "cpu".into(),
+        nodes: String::new(),
         seconds: 40.0,
         end: 0.0,
     }];
@@ -144,11 +145,41 @@ fn slurm_usage_ranks_users_where_slurm_keeps_it() {
     assert_eq!(started(&Planner::new(config).plan(&snap)), vec![1]);
 }
 
+/// `FairshareBy=tree`: each association (a user in an account) is ranked
+/// by Slurm's fair-share factor, which fair tree computed down the account
+/// tree; one user's jobs in two accounts rank apart.
+#[test]
+fn fair_tree_ranks_associations_by_slurms_factor() {
+    let config = parse("f.conf", "Alpha=0.5\nFairshareBy=tree\n").0;
+    let mut snap = one_cpu(100.0);
+    // root's older job is in an account whose parent used the cluster
+    // (factor 0.25); its newer one in an account of a tree that did not
+    // (0.75). The user's own usage is the same in both.
+    let mut used = waiting(1, "root", 10.0);
+    used.account = "phys_b".into();
+    used.fair_share_factor = Some(0.25);
+    used.user_usage = Some(0.0);
+    let mut fresh = waiting(2, "root", 50.0);
+    fresh.account = "bio_a".into();
+    fresh.fair_share_factor = Some(0.75);
+    fresh.user_usage = Some(0.0);
+    snap.pending = vec![used, fresh];
+    assert_eq!(started(&Planner::new(config.clone()).plan(&snap)), vec![2]);
+    // By user, both are root's: the older goes first.
+    let by_user = parse("f.conf", "Alpha=0.5\n").0;
+    assert_eq!(started(&Planner::new(by_user).plan(&snap)), vec![1]);
+    // The factors swapped, so is the order.
+    snap.pending[0].fair_share_factor = Some(0.75);
+    snap.pending[1].fair_share_factor = Some(0.25);
+    assert_eq!(started(&Planner::new(config).plan(&snap)), vec![1]);
+}
+
 fn finished(user: &str, name: &str, partition: &str, seconds: f64) -> FinishedJob {
     FinishedJob {
         user: user.into(),
         name: name.into(),
         partition: partition.into(),
+        nodes: String::new(),
         seconds,
         end: 0.0,
     }
@@ -227,11 +258,19 @@ fn a_job_reported_again_after_a_restart_is_learned_once() {
         end,
         ..finished("alice", "train", "cpu", seconds)
     };
+    let finishing = |jobs: Vec<FinishedJob>| Snapshot {
+        finished: jobs,
+        ..one_cpu(200.0)
+    };
     let mut p = Planner::new(Config::default());
-    p.learn(&[ended(10.0, 100.0), ended(20.0, 100.0)]);
+    p.learn(&finishing(vec![ended(10.0, 100.0), ended(20.0, 100.0)]));
     let mut back = Planner::new(Config::default());
     back.restore(&p.saved_state()).unwrap();
-    back.learn(&[ended(10.0, 100.0), ended(20.0, 100.0), ended(60.0, 101.0)]);
+    back.learn(&finishing(vec![
+        ended(10.0, 100.0),
+        ended(20.0, 100.0),
+        ended(60.0, 101.0),
+    ]));
     let mut snap = one_cpu(200.0);
     let mut job = waiting(1, "alice", 150.0);
     job.name = "train".into();

@@ -201,6 +201,7 @@ fn bad_hints_fall_back_in_order_and_are_noted_once() {
         user: "bob".into(),
         name: "train".into(),
         partition: "cpu".into(),
+        nodes: String::new(),
         seconds: 42.0,
         end: 0.0,
     }];
@@ -666,14 +667,17 @@ fn run_times_learned_while_no_plan_runs_reach_the_next_plan() {
     // A full cluster's cycles skip the plan but hand over the jobs that
     // finished: the next plan estimates from them.
     let mut planner = Planner::new(Config::default());
-    planner.learn(&[FinishedJob {
+    let mut snap = one_cpu(0.0);
+    snap.finished = vec![FinishedJob {
         user: "bob".into(),
         name: "train".into(),
         partition: "cpu".into(),
+        nodes: String::new(),
         seconds: 42.0,
         end: 0.0,
-    }]);
-    let mut snap = one_cpu(0.0);
+    }];
+    planner.learn(&snap);
+    snap.finished.clear();
     let mut learned = job(2, "bob", "");
     learned.partitions = vec!["cpu".into()];
     snap.pending = vec![learned];

@@ -151,3 +151,48 @@ fn a_job_that_may_not_use_the_planned_node_takes_another_of_its_flavor() {
     let d = Planner::new(Config::default()).plan(&snap);
     assert_eq!(starts(&d, 1), start("gpu", "g3", 4), "{d:?}");
 }
+
+/// Run times are learned per GPU type: on this partition, the flavor a
+/// finished job ran on is named by its node's type.
+#[test]
+fn run_times_are_learned_per_gpu_type() {
+    use fairmatch::slurm::saved_state::decode;
+    use fairmatch::slurm::snapshot::FinishedJob;
+    let ran = |nodes: &str, seconds: f64| FinishedJob {
+        user: "alice".into(),
+        name: "train".into(),
+        partition: "gpu".into(),
+        nodes: nodes.into(),
+        seconds,
+        end: 0.0,
+    };
+    let mut p = Planner::new(Config::default());
+    let mut snap = cluster();
+    // 300 s on the a100s, 100 s on the v100s: the mean over the
+    // partition, 200 s on each, would not tell them apart.
+    for _ in 0..3 {
+        snap.finished.push(ran("g1", 300.0));
+        snap.finished.push(ran("g2", 100.0));
+    }
+    p.learn(&snap);
+    let learned: Vec<(String, f64)> = decode(&p.saved_state())
+        .unwrap()
+        .history
+        .iter()
+        .map(|e| (e.flavor.clone(), e.mean))
+        .collect();
+    assert!(learned.contains(&("gpu:a100".into(), 300.0)), "{learned:?}");
+    assert!(learned.contains(&("gpu:v100".into(), 100.0)), "{learned:?}");
+    snap.finished.clear();
+    snap.pending = vec![JobInfo {
+        name: "train".into(),
+        ..job(1, 1, "")
+    }];
+    assert_eq!(starts(&p.plan(&snap), 1), start("gpu", "g2", 1));
+    // A multi-node run names no one node: it is learned for the partition.
+    let mut snap = cluster();
+    snap.finished = vec![ran("g[1-2]", 50.0)];
+    p.learn(&snap);
+    let history = decode(&p.saved_state()).unwrap().history;
+    assert!(history.iter().any(|e| e.flavor == "gpu"), "{history:?}");
+}

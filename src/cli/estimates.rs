@@ -7,14 +7,15 @@ use fairmatch::slurm::saved_state;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// One row: a user and partition (or one job of theirs).
+/// One row: a user and flavor (a partition, or `partition:type`), or one
+/// job of theirs.
 #[derive(Debug, Serialize)]
 struct Row {
     user: String,
     /// The job name, with `--per-job`.
     #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<String>,
-    partition: String,
+    flavor: String,
     /// Jobs (user, name) learned, and runs in all.
     jobs: usize,
     runs: u64,
@@ -55,19 +56,19 @@ fn rows(history: &[HistoryEntry], per_job: bool) -> Vec<Row> {
             String::new()
         };
         groups
-            .entry((e.user.clone(), e.partition.clone(), name))
+            .entry((e.user.clone(), e.flavor.clone(), name))
             .or_default()
             .push(e);
     }
     groups
         .into_iter()
-        .map(|((user, partition, name), entries)| {
+        .map(|((user, flavor, name), entries)| {
             let judged: u64 = entries.iter().map(|e| e.judged).sum();
             let error: f64 = entries.iter().map(|e| e.error_sum).sum();
             Row {
                 user,
                 name: per_job.then_some(name),
-                partition,
+                flavor,
                 jobs: entries.len(),
                 runs: entries.iter().map(|e| e.count).sum(),
                 trusted_jobs: entries.iter().filter(|e| e.count >= TRUSTED_RUNS).count(),
@@ -84,14 +85,7 @@ fn table(rows: &[Row], per_job: bool) -> String {
         if per_job {
             h.push("job");
         }
-        h.extend([
-            "partition",
-            "jobs",
-            "runs",
-            "trusted",
-            "judged",
-            "mean error",
-        ]);
+        h.extend(["flavor", "jobs", "runs", "trusted", "judged", "mean error"]);
         h.into_iter().map(String::from).collect::<Vec<_>>()
     }];
     for r in rows {
@@ -100,7 +94,7 @@ fn table(rows: &[Row], per_job: bool) -> String {
             l.push(name.clone());
         }
         l.extend([
-            r.partition.clone(),
+            r.flavor.clone(),
             r.jobs.to_string(),
             r.runs.to_string(),
             r.trusted_jobs.to_string(),

@@ -93,6 +93,7 @@ pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
                 user: text(f.user),
                 name: text(f.name),
                 partition: text(f.partition),
+                nodes: text(f.nodes),
                 seconds: f.seconds,
                 end: f.end,
             })
@@ -142,6 +143,9 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
         user_usage: (j.user_usage >= 0.0 && j.user_usage.is_finite()).then_some(j.user_usage),
         account_usage: (j.account_usage >= 0.0 && j.account_usage.is_finite())
             .then_some(j.account_usage),
+        fair_share_factor: (0.0..=1.0)
+            .contains(&j.fair_share_factor)
+            .then_some(j.fair_share_factor),
         eligible: j.eligible,
         usable_nodes,
         running,

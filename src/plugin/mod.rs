@@ -254,7 +254,7 @@ pub unsafe extern "C" fn fairmatch_rs_learn(snapshot: *const raw::fm_snapshot_t)
         }
         let snap = convert::snapshot(&*snapshot);
         if let Some(planner) = STATE.lock().as_mut() {
-            planner.learn(&snap.finished);
+            planner.learn(&snap);
             if let Some(file) = SAVED.lock().as_mut() {
                 file.save_if_due(planner, snap.now, false);
             }

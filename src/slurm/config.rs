@@ -12,6 +12,12 @@ use crate::solver::SolverKind;
 pub enum FairshareBy {
     /// Each user is one party.
     User,
+    /// Each association (a user in an account) is one party, ranked by
+    /// Slurm's own fair-share factor: fair tree's, by default, which
+    /// compares accounts with their siblings level by level down the
+    /// account tree. Without `priority/multifactor`, fairmatch's own
+    /// service per association.
+    Tree,
     /// Each account is one party: its users share its service.
     Account,
 }
@@ -235,7 +241,8 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
             config.fairshare_by = match value.to_ascii_lowercase().as_str() {
                 "user" => FairshareBy::User,
                 "account" => FairshareBy::Account,
-                _ => return Err("FairshareBy must be 'user' or 'account'".into()),
+                "tree" => FairshareBy::Tree,
+                _ => return Err("FairshareBy must be 'user', 'account' or 'tree'".into()),
             };
         }
         "fairsharehalflife" => {
@@ -358,6 +365,12 @@ mod tests {
         assert_eq!(c.event_poll_ms, 0);
         assert_eq!(c.partitions, vec!["cpu", "gpu"]);
         assert!(c.manages("gpu") && !c.manages("debug"));
+        let (c, w) = parse("f.conf", "FairshareBy=Tree\n");
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.fairshare_by, FairshareBy::Tree);
+        let (c, w) = parse("f.conf", "FairshareBy=forest\n");
+        assert_eq!(c.fairshare_by, FairshareBy::User);
+        assert!(w[0].contains("'tree'"), "{w:?}");
     }
 
     #[test]

@@ -1,16 +1,18 @@
 //! Where a job's run time on each flavor comes from, best first:
 //! 1. its hint;
-//! 2. the mean of earlier runs with the same user, name and partition,
-//!    once there are [`super::history::TRUSTED_RUNS`] of them (a time limit is padded);
+//! 2. the mean of earlier runs with the same user, name and flavor (the
+//!    partition, or `partition:type` where a partition is split by GPU
+//!    type), once there are [`super::history::TRUSTED_RUNS`] of them (a
+//!    time limit is padded);
 //! 3. a hint or such a mean on another of its flavors, times the speed
-//!    ratio between the two partitions that history learned (the job's
+//!    ratio between the two flavors that history learned (the job's
 //!    own, else its user's, else everyone's: `History::speed_ratio`);
 //! 4. its time limit;
 //! 5. the mean of fewer runs;
 //! 6. such a mean on another of its flavors, times the speed ratio;
 //! 7. the configured default.
 //!
-//! Where the job never ran in a partition, the ratio carried there from
+//! Where the job never ran on a flavor, the ratio carried there from
 //! other jobs is an optimistic one (`History::exploring_ratio`), so that a
 //! job is tried where it might be faster.
 
@@ -89,11 +91,11 @@ pub(super) fn of_job(
             if !allowed[f] {
                 return None;
             }
-            let partition = &model.partition[f];
+            let flavor = &model.flavors[f].name;
             let hinted = model.keys_of(f).into_iter().find_map(|k| hint.estimate(k));
             hinted.map(|s| (s, Source::Hint)).or_else(|| {
                 history
-                    .trusted_mean(&job.user, &job.name, partition)
+                    .trusted_mean(&job.user, &job.name, flavor)
                     .map(|s| (s, Source::History))
             })
         })
@@ -103,14 +105,14 @@ pub(super) fn of_job(
             if !allowed[f] {
                 return None;
             }
-            let partition = &model.partition[f];
+            let flavor = &model.flavors[f].name;
             let carried = || {
                 let from = known
                     .iter()
                     .enumerate()
-                    .filter_map(|(b, k)| k.map(|(s, _)| (model.partition[b].as_str(), s)));
+                    .filter_map(|(b, k)| k.map(|(s, _)| (model.flavors[b].name.as_str(), s)));
                 history
-                    .carry(&job.user, &job.name, partition, from)
+                    .carry(&job.user, &job.name, flavor, from)
                     .map(|s| (s, Source::Ratio))
             };
             let (s, source) = known[f]
@@ -118,18 +120,18 @@ pub(super) fn of_job(
                 .or_else(|| job.time_limit.map(|s| (s, Source::TimeLimit)))
                 .or_else(|| {
                     history
-                        .mean(&job.user, &job.name, partition)
+                        .mean(&job.user, &job.name, flavor)
                         .map(|s| (s, Source::History))
                 })
                 .or_else(|| {
                     let fewer = (0..model.flavors.len())
                         .filter(|&b| allowed[b])
                         .filter_map(|b| {
-                            let from = model.partition[b].as_str();
+                            let from = model.flavors[b].name.as_str();
                             history.mean(&job.user, &job.name, from).map(|s| (from, s))
                         });
                     history
-                        .carry(&job.user, &job.name, partition, fewer)
+                        .carry(&job.user, &job.name, flavor, fewer)
                         .map(|s| (s, Source::Ratio))
                 })
                 .unwrap_or((default_runtime, Source::Default));

@@ -1,21 +1,21 @@
-//! Run times learned from completed jobs, the second fallback after a
-//! job's time limit: the mean run time of earlier jobs with the same user,
-//! job name and partition. Memory is bounded; the entry updated longest ago
+//! Run times learned from completed jobs: the mean run time of earlier
+//! jobs with the same user, job name and flavor (a partition, or
+//! `partition:type` where one is split by GPU type). Memory is bounded; the entry updated longest ago
 //! goes first. Each entry also keeps how far its mean was from each run it
 //! then learned: the error the estimate would have had.
 
 use std::collections::HashMap;
 
-/// Jobs (user, name, partition) remembered at most; the least recently used go
+/// Jobs (user, name, flavor) remembered at most; the least recently used go
 /// first.
 pub const MAX_ENTRIES: usize = 10_000;
 
-/// Mean run times of finished jobs, by user, job name and partition.
+/// Mean run times of finished jobs, by user, job name and flavor.
 #[derive(Clone, Debug, Default)]
 pub struct History {
     entries: HashMap<(String, String, String), Entry>,
     clock: u64,
-    /// Speed ratios between partitions, per user and cluster-wide (user
+    /// Speed ratios between flavors, per user and cluster-wide (user
     /// ""): (user, to, from) -> the geometric mean over the job names run
     /// on both of `mean(to) / mean(from)`. Rebuilt by
     /// [`History::refresh_ratios`].
@@ -34,7 +34,7 @@ struct Ratio {
 /// either way.
 const ONE_JOB_SPREAD: f64 = std::f64::consts::LN_2;
 
-/// Runs of one job (user, name, partition) after which its mean comes
+/// Runs of one job (user, name, flavor) after which its mean comes
 /// before the job's time limit. Time limits are padded: users ask for
 /// several times the run they expect, so a limit is often off by 100% or
 /// more. Runs of one ML job vary by tens of percent (data, restarts); with
@@ -57,12 +57,12 @@ struct Entry {
 /// One learned key, as it is saved.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HistoryEntry {
-    /// The key: user, job name and partition.
+    /// The key: user, job name and flavor.
     pub user: String,
     /// See `user`.
     pub name: String,
     /// See `user`.
-    pub partition: String,
+    pub flavor: String,
     /// Runs learned.
     pub count: u64,
     /// Their mean, in seconds.
@@ -76,12 +76,12 @@ pub struct HistoryEntry {
 impl History {
     /// Adds a finished job's run time in seconds; a negative or non-finite one
     /// is ignored.
-    pub fn record(&mut self, user: &str, name: &str, partition: &str, seconds: f64) {
+    pub fn record(&mut self, user: &str, name: &str, flavor: &str, seconds: f64) {
         if !(seconds.is_finite() && seconds >= 0.0) {
             return;
         }
         self.clock += 1;
-        let key = (user.to_string(), name.to_string(), partition.to_string());
+        let key = (user.to_string(), name.to_string(), flavor.to_string());
         if !self.entries.contains_key(&key) && self.entries.len() >= MAX_ENTRIES {
             if let Some(oldest) = self
                 .entries
@@ -110,21 +110,21 @@ impl History {
     }
 
     /// The mean run time in seconds of the jobs recorded under this key.
-    pub fn mean(&self, user: &str, name: &str, partition: &str) -> Option<f64> {
+    pub fn mean(&self, user: &str, name: &str, flavor: &str) -> Option<f64> {
         self.entries
-            .get(&(user.to_string(), name.to_string(), partition.to_string()))
+            .get(&(user.to_string(), name.to_string(), flavor.to_string()))
             .map(|e| e.mean)
     }
 
     /// As [`History::mean`], only after [`TRUSTED_RUNS`] runs.
-    pub fn trusted_mean(&self, user: &str, name: &str, partition: &str) -> Option<f64> {
+    pub fn trusted_mean(&self, user: &str, name: &str, flavor: &str) -> Option<f64> {
         self.entries
-            .get(&(user.to_string(), name.to_string(), partition.to_string()))
+            .get(&(user.to_string(), name.to_string(), flavor.to_string()))
             .filter(|e| e.count >= TRUSTED_RUNS)
             .map(|e| e.mean)
     }
 
-    /// How much longer a run takes in partition `to` than in `from`: from
+    /// How much longer a run takes in flavor `to` than in `from`: from
     /// this job's own runs in both, else from the user's jobs that ran in
     /// both, else from everyone's (each job's ratio counted once, their
     /// geometric mean). `None` when no job ran in both.
@@ -141,7 +141,7 @@ impl History {
     /// the ratio of other jobs is taken one spread in `to`'s favour: the
     /// job is then tried there when the other jobs leave room for it being
     /// faster, and the run teaches its own ratio. Without this, a job that
-    /// first ran in one partition stays there whenever other jobs say the
+    /// first ran in one flavor stays there whenever other jobs say the
     /// other is slower, even when for this job it is not.
     pub fn exploring_ratio(&self, user: &str, name: &str, to: &str, from: &str) -> Option<f64> {
         if self.mean(user, name, to).is_some() {
@@ -159,8 +159,8 @@ impl History {
             .copied()
     }
 
-    /// A run time in partition `to` carried from the first of `known`
-    /// (partition, seconds) in another partition with a speed ratio.
+    /// A run time in flavor `to` carried from the first of `known`
+    /// (flavor, seconds) in another flavor with a speed ratio.
     pub fn carry<'a>(
         &self,
         user: &str,
@@ -176,28 +176,28 @@ impl History {
         })
     }
 
-    /// Per partition of `partitions`, the estimate history alone gives,
+    /// Per flavor of `flavors`, the estimate history alone gives,
     /// in the plugin's order without a hint or a time limit: the trusted
-    /// mean, else another partition's trusted mean times the speed ratio,
+    /// mean, else another flavor's trusted mean times the speed ratio,
     /// else the mean of fewer runs; `None` when nothing is known. The
     /// simulator's learned estimates.
-    pub fn estimates(&self, user: &str, name: &str, partitions: &[&str]) -> Vec<Option<f64>> {
-        let trusted: Vec<Option<f64>> = partitions
+    pub fn estimates(&self, user: &str, name: &str, flavors: &[&str]) -> Vec<Option<f64>> {
+        let trusted: Vec<Option<f64>> = flavors
             .iter()
             .map(|p| self.trusted_mean(user, name, p))
             .collect();
         let known = || {
-            partitions
+            flavors
                 .iter()
                 .zip(&trusted)
                 .filter_map(|(p, t)| t.map(|t| (*p, t)))
         };
         let any_mean = || {
-            partitions
+            flavors
                 .iter()
                 .filter_map(|p| self.mean(user, name, p).map(|m| (*p, m)))
         };
-        partitions
+        flavors
             .iter()
             .zip(&trusted)
             .map(|(p, t)| {
@@ -212,12 +212,12 @@ impl History {
     /// recording a batch of runs.
     pub fn refresh_ratios(&mut self) {
         let mut by_job: HashMap<(&str, &str), Vec<(&str, f64)>> = HashMap::new();
-        for ((user, name, partition), e) in &self.entries {
+        for ((user, name, flavor), e) in &self.entries {
             if e.mean > 0.0 {
                 by_job
                     .entry((user.as_str(), name.as_str()))
                     .or_default()
-                    .push((partition.as_str(), e.mean));
+                    .push((flavor.as_str(), e.mean));
             }
         }
         // (user, to, from) -> the ln ratio of each job run in both
@@ -257,10 +257,10 @@ impl History {
         by_age.sort_by_key(|(_, e)| e.touched);
         by_age
             .into_iter()
-            .map(|((user, name, partition), e)| HistoryEntry {
+            .map(|((user, name, flavor), e)| HistoryEntry {
                 user: user.clone(),
                 name: name.clone(),
-                partition: partition.clone(),
+                flavor: flavor.clone(),
                 count: e.count,
                 mean: e.mean,
                 judged: e.judged,
@@ -281,7 +281,7 @@ impl History {
             }
             h.clock += 1;
             h.entries.insert(
-                (e.user, e.name, e.partition),
+                (e.user, e.name, e.flavor),
                 Entry {
                     count: e.count,
                     mean: e.mean,
@@ -378,7 +378,7 @@ mod tests {
         assert_eq!(h.mean("alice", "train", "gpu"), Some(15.0));
         let saved = h.entries();
         assert_eq!(saved.len(), 2);
-        let gpu = saved.iter().find(|e| e.partition == "gpu").unwrap();
+        let gpu = saved.iter().find(|e| e.flavor == "gpu").unwrap();
         // The mean was 10 when the 20 s run came: half off.
         assert_eq!((gpu.judged, gpu.error_sum), (1, 0.5));
         let back = History::restored(saved.clone());

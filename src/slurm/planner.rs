@@ -174,21 +174,29 @@ impl Planner {
     fn slurm_usage_of(&self, snap: &Snapshot) -> HashMap<String, f64> {
         // Per key, per association (a user's in each of its accounts):
         // its usage per share. A user of several accounts has the sum.
-        let mut by_assoc: HashMap<(&str, &str), f64> = HashMap::new();
+        let mut by_assoc: HashMap<(Cow<str>, &str), f64> = HashMap::new();
         for job in snap.pending.iter().chain(&snap.running) {
             let (key, shares) = self.fair_share(job);
-            let (raw, assoc) = match self.config.fairshare_by {
-                FairshareBy::User => (job.user_usage, job.account.as_str()),
-                FairshareBy::Account => (job.account_usage, ""),
+            let (usage, assoc) = match self.config.fairshare_by {
+                FairshareBy::User => (
+                    job.user_usage.map(|raw| raw / shares.unwrap_or(1.0)),
+                    job.account.as_str(),
+                ),
+                FairshareBy::Account => {
+                    (job.account_usage.map(|raw| raw / shares.unwrap_or(1.0)), "")
+                }
+                // Slurm ranked the associations already (higher is less
+                // served), shares and the account tree counted.
+                FairshareBy::Tree => (job.fair_share_factor.map(|f| 1.0 - f), ""),
             };
             // Jobs Slurm's checks did not reach this cycle carry none.
-            if let Some(raw) = raw {
-                by_assoc.insert((key, assoc), raw / shares.unwrap_or(1.0));
+            if let Some(usage) = usage {
+                by_assoc.insert((key, assoc), usage);
             }
         }
         let mut usage: HashMap<String, f64> = HashMap::new();
         for ((key, _), u) in by_assoc {
-            *usage.entry(key.to_string()).or_default() += u;
+            *usage.entry(key.into_owned()).or_default() += u;
         }
         usage
     }
@@ -277,7 +285,7 @@ impl Planner {
         // so each class has its own groups.
         let per_user = self.policy.alpha() < 1.0;
         let classes = priority::classes(snap, self.config.priority_tiers);
-        let mut groups: HashMap<(u32, &str), usize> = HashMap::new();
+        let mut groups: HashMap<(u32, Cow<str>), usize> = HashMap::new();
         let ranked: Vec<Ranked> = snap
             .pending
             .iter()
@@ -296,7 +304,11 @@ impl Planner {
                             .collect()
                     };
                 let next = groups.len();
-                let party = if per_user { self.fair_share(job).0 } else { "" };
+                let party = if per_user {
+                    self.fair_share(job).0
+                } else {
+                    Cow::Borrowed("")
+                };
                 let group = *groups.entry((class, party)).or_insert(next);
                 let risky = model
                     .flavor_nodes
@@ -327,17 +339,21 @@ impl Planner {
     /// Learns the run times of jobs that finished. [`Planner::plan`] does
     /// this first; a cycle that plans nothing (every CPU held) calls it
     /// alone, so no ending is missed while no plan runs.
-    pub fn learn(&mut self, finished: &[FinishedJob]) {
+    pub fn learn(&mut self, snap: &Snapshot) {
         // The shim reports each finished job once per life of slurmctld, in
         // batches that hold every job of an end second; so what ended by
         // the latest end learned was learned, before a restart if not now.
-        let new: Vec<&FinishedJob> = finished
+        let new: Vec<&FinishedJob> = snap
+            .finished
             .iter()
             .filter(|f| f.end <= 0.0 || f.end > self.learned_through)
             .collect();
-        for f in &new {
-            self.history
-                .record(&f.user, &f.name, &f.partition, f.seconds);
+        if !new.is_empty() {
+            let model = SlotModel::build(&self.config, snap, &self.full);
+            for f in &new {
+                let flavor = learned_flavor(&model, snap, f);
+                self.history.record(&f.user, &f.name, flavor, f.seconds);
+            }
         }
         if !new.is_empty() {
             self.history.refresh_ratios();
@@ -353,7 +369,7 @@ impl Planner {
     /// wait (why). Records not checked, or held back by Slurm, get no
     /// decision: they keep the reason they have.
     pub fn plan(&mut self, snap: &Snapshot) -> Vec<Decision> {
-        self.learn(&snap.finished);
+        self.learn(snap);
         self.forget_gone(snap);
         // Classes from every pending record, as `to_check` ranks them, so
         // the window and the plan agree on each job's class.
@@ -571,10 +587,14 @@ impl Planner {
 impl PlanMemory for Planner {
     /// Whom `job` counts for in fair share (its user or its account, as
     /// configured), and that association's shares where accounting has them.
-    fn fair_share<'j>(&self, job: &'j JobInfo) -> (&'j str, Option<f64>) {
+    fn fair_share<'j>(&self, job: &'j JobInfo) -> (Cow<'j, str>, Option<f64>) {
         match self.config.fairshare_by {
-            FairshareBy::User => (&job.user, job.user_shares),
-            FairshareBy::Account => (&job.account, job.account_shares),
+            FairshareBy::User => (Cow::Borrowed(&job.user), job.user_shares),
+            FairshareBy::Tree => (
+                Cow::Owned(format!("{}/{}", job.account, job.user)),
+                job.user_shares,
+            ),
+            FairshareBy::Account => (Cow::Borrowed(&job.account), job.account_shares),
         }
     }
 
@@ -663,4 +683,14 @@ fn runnable_only(snap: &Snapshot) -> Cow<'_, Snapshot> {
         running: snap.running.clone(),
         finished: Vec::new(),
     })
+}
+
+/// The flavor a finished job's run time is learned for: on one node of a
+/// partition split by GPU type, `partition:type`; else its partition.
+fn learned_flavor<'a>(model: &'a SlotModel, snap: &Snapshot, job: &'a FinishedJob) -> &'a str {
+    snap.nodes
+        .iter()
+        .position(|n| n.name == job.nodes)
+        .and_then(|node| model.flavor_on(snap, &job.partition, node))
+        .map_or(&job.partition, |f| &model.flavors[f].name)
 }

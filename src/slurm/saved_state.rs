@@ -56,7 +56,7 @@ pub fn encode(state: &SavedState) -> String {
             "h\t{}\t{}\t{}\t{}\t{:?}\t{}\t{:?}\n",
             escape(&e.user),
             escape(&e.name),
-            escape(&e.partition),
+            escape(&e.flavor),
             e.count,
             e.mean,
             e.judged,
@@ -119,7 +119,7 @@ pub fn decode(text: &str) -> Result<SavedState, String> {
         history.push(HistoryEntry {
             user: f[1].clone(),
             name: f[2].clone(),
-            partition: f[3].clone(),
+            flavor: f[3].clone(),
             count: count_u64(&f[4]).map_err(at)?,
             mean: number(&f[5]).map_err(at)?,
             judged: count_u64(&f[6]).map_err(at)?,
@@ -212,7 +212,7 @@ mod tests {
             history: vec![HistoryEntry {
                 user: "alice".into(),
                 name: "train\nlong".into(),
-                partition: "gpu".into(),
+                flavor: "gpu".into(),
                 count: 3,
                 mean: 1.0 / 3.0,
                 judged: 2,

@@ -193,6 +193,10 @@ pub struct JobInfo {
     pub user_usage: Option<f64>,
     /// See [`JobInfo::user_usage`]: its account's.
     pub account_usage: Option<f64>,
+    /// Slurm's fair-share factor of the job's association (`sshare`'s
+    /// FairShare: fair tree's rank, by default), in [0, 1], higher for the
+    /// less served; `None` where Slurm keeps none.
+    pub fair_share_factor: Option<f64>,
     /// Since when it may start: Slurm's eligible time (`begin_time`, set
     /// once the job is released, its dependencies are met and its
     /// `--begin` has passed), or its submit time if later. Its wait, and
@@ -240,6 +244,7 @@ impl JobInfo {
             account_shares: None,
             user_usage: None,
             account_usage: None,
+            fair_share_factor: None,
             eligible: 0.0,
             usable_nodes: None,
             running: None,
@@ -309,6 +314,10 @@ pub struct FinishedJob {
     pub name: String,
     /// The partition it ran in.
     pub partition: String,
+    /// The nodes it ran on, as Slurm lists them (`g1`, `g[1-2]`): on one
+    /// node of a partition with GPUs of several types, its GPU type
+    /// names the flavor it learns for.
+    pub nodes: String,
     /// Its run time in seconds.
     pub seconds: f64,
     /// When it ended, in seconds since the epoch (whole seconds, as Slurm

@@ -11,6 +11,7 @@ use super::snapshot::{JobInfo, Preemption, Snapshot};
 use crate::model::Width;
 use crate::policy::decision_loop::Driver;
 use crate::policy::{MachineView, PendingJob, PolicyError, RunningJob, Start, View};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::convert::Infallible;
 
@@ -25,7 +26,7 @@ fn pending_id(job_id: u32, task: u32) -> usize {
 pub(super) trait PlanMemory {
     /// Whom `job` counts for in fair share, and that party's shares where
     /// accounting has them.
-    fn fair_share<'j>(&self, job: &'j JobInfo) -> (&'j str, Option<f64>);
+    fn fair_share<'j>(&self, job: &'j JobInfo) -> (Cow<'j, str>, Option<f64>);
     /// The start time and slots of a job Slurm started on the planner's
     /// word.
     fn started(&self, job_id: u32) -> Option<(f64, &[usize])>;
@@ -110,7 +111,7 @@ impl<'s> SnapshotView<'s> {
         let (key, shares) = planner.fair_share(job);
         let u = self
             .users
-            .binary_search_by(|name| name.as_str().cmp(key))
+            .binary_search_by(|name| name.as_str().cmp(&key))
             .expect("every job's user is listed");
         if weights[u].is_none() {
             weights[u] = shares.filter(|s| s.is_finite() && *s > 0.0);
@@ -386,7 +387,7 @@ fn user_names(planner: &impl PlanMemory, snap: &Snapshot) -> Vec<String> {
         .running
         .iter()
         .chain(&snap.pending)
-        .map(|job| planner.fair_share(job).0.to_owned())
+        .map(|job| planner.fair_share(job).0.into_owned())
         .collect();
     users.sort_unstable();
     users.dedup();

@@ -2,7 +2,8 @@
 //! run time is still the estimate after a restart, a torn state file is
 //! refused with a log line and never a crash, and (with slurmdbd and
 //! priority/multifactor) an account that used the cluster heavily before
-//! a restart still waits behind one that did not, as under backfill.
+//! a restart still waits behind one that did not, and fair tree's ranking
+//! down the account tree holds, as under backfill.
 
 use super::harness::{self, Cluster};
 use std::time::Duration;
@@ -213,5 +214,113 @@ fn u_an_account_that_used_the_cluster_waits_behind_one_that_did_not_after_a_rest
              (heavy {heavy:?}, light {light:?})"
         );
         assert!(light.contains(&first), "{sched}: {first} is not light's");
+    }
+}
+
+/// Fair tree: account `physics` used the cluster through its child
+/// `phys_a`; then, behind a blocker, two jobs of its other child `phys_b`
+/// (which itself used nothing) wait, older than two of `bio_a`, under an
+/// account tree that used nothing. Returns the first of the four to start.
+fn first_under_fair_tree(sched: &str) -> (u32, Vec<u32>, Vec<u32>) {
+    let c = Cluster::start(
+        &[
+            &["--sched", sched, "--sched-params", "bf_interval=1"],
+            ONE_CPU,
+            &[
+                "--accounting",
+                "--conf-line",
+                "PriorityType=priority/multifactor",
+                "--conf-line",
+                "PriorityWeightFairshare=10000",
+                // Fair tree ranks again each minute at the shortest.
+                "--conf-line",
+                "PriorityCalcPeriod=1",
+            ],
+        ]
+        .concat(),
+        "IntervalMs=100\nAlpha=0.5\nFairshareBy=tree\n",
+    );
+    let sacctmgr = |args: &[&str]| harness::run(c.cmd("sacctmgr").arg("-i").args(args));
+    sacctmgr(&["add", "account", "physics,bio,other"]);
+    sacctmgr(&["add", "account", "phys_a,phys_b", "Parent=physics"]);
+    sacctmgr(&["add", "account", "bio_a", "Parent=bio"]);
+    for account in ["phys_a", "phys_b", "bio_a", "other"] {
+        sacctmgr(&["add", "user", "root", &format!("Account={account}")]);
+    }
+    std::thread::sleep(Duration::from_secs(1)); // slurmctld hears of it
+    let job = |account: &str, seconds: f64| {
+        c.submit(
+            &[
+                "-p",
+                "cpu",
+                &format!("--account={account}"),
+                "--comment",
+                &format!("fairmatch: cpu={seconds}s"),
+            ],
+            seconds,
+            seconds,
+        )
+    };
+    let used: Vec<u32> = (0..3).map(|_| job("phys_a", 4.0)).collect();
+    c.wait_done(&used, Duration::from_secs(90));
+    // Wait for fair tree's next ranking: root in bio_a above root in phys_b.
+    let factor = |account: &str| -> f64 {
+        let out =
+            harness::run(
+                c.cmd("sshare")
+                    .args(["-a", "-n", "-P", "-o", "Account,User,FairShare"]),
+            );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| {
+                let f: Vec<&str> = l.split('|').collect();
+                (f.len() == 3 && f[0].trim() == account && f[1] == "root")
+                    .then(|| f[2].parse().ok())
+                    .flatten()
+            })
+            .unwrap_or(f64::NAN)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(150);
+    // NaN (not listed yet) compares as not above.
+    while factor("bio_a").partial_cmp(&factor("phys_b")) != Some(std::cmp::Ordering::Greater) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sshare never ranked bio_a above phys_b"
+        );
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    eprintln!(
+        "sshare: root in bio_a {}, in phys_b {}",
+        factor("bio_a"),
+        factor("phys_b")
+    );
+    let blocker = job("other", 6.0);
+    c.wait_state(blocker, "RUNNING", Duration::from_secs(30));
+    let phys: Vec<u32> = (0..2).map(|_| job("phys_b", 2.0)).collect();
+    std::thread::sleep(Duration::from_millis(1100)); // older by a second
+    let bio: Vec<u32> = (0..2).map(|_| job("bio_a", 2.0)).collect();
+    assert_eq!(
+        c.state(blocker),
+        "RUNNING",
+        "the queue was not ready in time"
+    );
+    let all = [phys.clone(), bio.clone()].concat();
+    c.wait_done(&all, Duration::from_secs(90));
+    let first = *all
+        .iter()
+        .min_by(|&&a, &&b| c.record(a).start.total_cmp(&c.record(b).start))
+        .expect("four jobs");
+    (first, phys, bio)
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn u_fair_tree_puts_a_fresh_account_tree_before_a_used_one() {
+    for sched in harness::schedulers() {
+        let (first, phys, bio) = first_under_fair_tree(sched);
+        eprintln!(
+            "fair tree: under {sched} job {first} started first (phys_b {phys:?}, bio_a {bio:?})"
+        );
+        assert!(bio.contains(&first), "{sched}: {first} is not bio_a's");
     }
 }
