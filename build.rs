@@ -14,7 +14,7 @@ mod shim {
     use std::path::PathBuf;
 
     pub fn build() {
-        const SOURCES: [&str; 7] = [
+        const SOURCES: [&str; 8] = [
             "c_shim/sched_fairmatch.c",
             "c_shim/fm_snapshot.c",
             "c_shim/fm_start.c",
@@ -22,6 +22,7 @@ mod shim {
             "c_shim/fm_deadline.c",
             "c_shim/fm_hold.c",
             "c_shim/fm_loaded_by.c",
+            "c_shim/fm_accounting.c",
         ];
         for f in SOURCES.iter().chain(&[
             "c_shim/fm_slurm.h",

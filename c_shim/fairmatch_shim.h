@@ -224,6 +224,13 @@ void fairmatch_rs_observe(const fm_outcome_t *outcomes, size_t count);
 /* A cycle that plans nothing: learns the run times of snapshot->finished
  * (the plan does this itself). */
 void fairmatch_rs_learn(const fm_snapshot_t *snapshot);
+/* Seconds of slurmdbd's history to read now (LearnFromAccounting), while
+ * nothing is learned yet; 0: none. */
+double fairmatch_rs_accounting_wanted(void);
+/* Runs read from slurmdbd, learned at the next plan; returns how many were
+ * taken (the rest is over the planner's bound). */
+size_t fairmatch_rs_add_accounting_runs(const fm_finished_t *runs,
+					size_t count);
 /* Drops the planner's state (at fini). */
 void fairmatch_rs_shutdown(void);
 

@@ -88,6 +88,9 @@ bool fm_manages(const char *partition);
 /* No Partitions= in fairmatch.conf: every partition is managed. */
 bool fm_manages_every_partition(void);
 void fm_set_usage_kept(bool kept);
+/* fm_accounting.c: at the first start, hands the planner the run times of
+ * the jobs slurmdbd saw complete (LearnFromAccounting). Outside the locks. */
+void fm_learn_from_accounting(void);
 bool fm_usage_kept(void);
 
 /* One cycle's holds of slurmctld's cycle locks. A hold lasts at most

@@ -558,7 +558,7 @@ static uint32_t _next_sleep_ms(const struct timeval *last_tick)
 static void *_agent(void *arg)
 {
 	time_t seen_job = 0, seen_node = 0, seen_part = 0, last_cycle = 0;
-	bool reloaded = false, unfinished = false;
+	bool reloaded = false, unfinished = false, accounting_read = false;
 	struct timeval last_tick;
 	fm_events_t events = { 0 };
 	gettimeofday(&last_tick, NULL);
@@ -570,6 +570,12 @@ static void *_agent(void *arg)
 		if (reload) {
 			_load_config();
 			reloaded = true;
+			/* Once, after the first load restored (or not) what
+			 * was learned. */
+			if (!accounting_read) {
+				fm_learn_from_accounting();
+				accounting_read = true;
+			}
 		}
 		bool event = settings.event_poll_ms && _events_due(&events);
 		/* With the polls on, the tick waits for the save gap too, or

@@ -5,6 +5,7 @@
 
 use fairmatch::slurm::config::{parse, Config};
 use fairmatch::slurm::planner::Planner;
+use fairmatch::slurm::saved_state::decode;
 use fairmatch::slurm::snapshot::{
     Action, Decision, FinishedJob, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
 };
@@ -281,5 +282,43 @@ fn a_job_reported_again_after_a_restart_is_learned_once() {
     assert!(
         note(&decisions, 1).contains("cpu=30s (history)"),
         "{decisions:?}"
+    );
+}
+
+/// Run times read from slurmdbd at the first start are learned at the next
+/// plan, once: the jobs slurmctld still lists that accounting already had
+/// are not learned again. A planner that learned anything asks for none.
+#[test]
+fn runs_from_accounting_are_learned_once_beside_slurmctlds_own() {
+    let config = parse("f.conf", "LearnFromAccounting=2d\n").0;
+    let mut p = Planner::new(config);
+    assert_eq!(p.accounting_wanted(), Some(2.0 * 86_400.0));
+    let ended = |seconds: f64, end: f64| FinishedJob {
+        end,
+        ..finished("alice", "train", "cpu", seconds)
+    };
+    // slurmdbd had the runs that ended at 100 and 150; slurmctld still
+    // lists the one of 150, and one that ended after the read (160).
+    assert_eq!(
+        p.add_accounting_runs(vec![ended(20.0, 150.0), ended(10.0, 100.0)]),
+        2
+    );
+    let mut snap = one_cpu(200.0);
+    snap.finished = vec![ended(20.0, 150.0), ended(60.0, 160.0)];
+    p.learn(&snap);
+    assert_eq!(p.accounting_wanted(), None, "learned: no second read");
+    let history = decode(&p.saved_state()).unwrap().history;
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].count, 3, "{history:?}");
+    assert_eq!(history[0].mean, 30.0);
+    // In end order: 10, then 20 (judged against 10), then 60.
+    assert_eq!(history[0].judged, 2);
+    // Off: never.
+    let off = Planner::new(parse("f.conf", "LearnFromAccounting=off\n").0);
+    assert_eq!(off.accounting_wanted(), None);
+    // The default reads two weeks.
+    assert_eq!(
+        Planner::new(Config::default()).accounting_wanted(),
+        Some(14.0 * 86_400.0)
     );
 }

@@ -23,6 +23,25 @@ pub unsafe fn text(p: *const c_char) -> String {
     }
 }
 
+/// The finished jobs of `p[0..n)`.
+///
+/// # Safety
+/// `p` is null (then `n` is ignored) or points to `n` valid elements,
+/// their strings null or NUL-terminated.
+pub unsafe fn finished(p: *const raw::fm_finished_t, n: usize) -> Vec<FinishedJob> {
+    slice(p, n)
+        .iter()
+        .map(|f| FinishedJob {
+            user: text(f.user),
+            name: text(f.name),
+            partition: text(f.partition),
+            nodes: text(f.nodes),
+            seconds: f.seconds,
+            end: f.end,
+        })
+        .collect()
+}
+
 /// # Safety
 /// `p` is null (then `n` is ignored) or points to `n` valid elements.
 unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
@@ -87,17 +106,7 @@ pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
             .iter()
             .map(|j| job(j, n_nodes))
             .collect(),
-        finished: slice(s.finished, s.n_finished)
-            .iter()
-            .map(|f| FinishedJob {
-                user: text(f.user),
-                name: text(f.name),
-                partition: text(f.partition),
-                nodes: text(f.nodes),
-                seconds: f.seconds,
-                end: f.end,
-            })
-            .collect(),
+        finished: finished(s.finished, s.n_finished),
     }
 }
 

@@ -262,6 +262,39 @@ pub unsafe extern "C" fn fairmatch_rs_learn(snapshot: *const raw::fm_snapshot_t)
     })
 }
 
+/// Seconds of slurmdbd's history the shim should read now: the
+/// configured `LearnFromAccounting` while the planner has learned nothing
+/// (no state file was restored); 0 otherwise.
+#[no_mangle]
+pub extern "C" fn fairmatch_rs_accounting_wanted() -> f64 {
+    guarded("accounting_wanted", 0.0, || {
+        STATE
+            .lock()
+            .as_ref()
+            .and_then(Planner::accounting_wanted)
+            .unwrap_or(0.0)
+    })
+}
+
+/// Runs the shim read from slurmdbd, held for the next plan to learn.
+///
+/// # Safety
+/// `runs` is null (then `count` is ignored) or points to `count` valid
+/// records, as `fairmatch_shim.h` describes.
+#[no_mangle]
+pub unsafe extern "C" fn fairmatch_rs_add_accounting_runs(
+    runs: *const raw::fm_finished_t,
+    count: usize,
+) -> usize {
+    guarded("add_accounting_runs", 0, || {
+        let runs = convert::finished(runs, count);
+        STATE
+            .lock()
+            .as_mut()
+            .map_or(0, |planner| planner.add_accounting_runs(runs))
+    })
+}
+
 /// The shim's output array: `cap` places at `out` (null when `cap` is 0).
 ///
 /// # Safety

@@ -71,6 +71,9 @@ pub struct Config {
     /// Half-life of attained service, in seconds, as Slurm's
     /// `PriorityDecayHalfLife`; `None` (`FairshareHalfLife=off`): no decay.
     pub fairshare_half_life: Option<f64>,
+    /// How far back, in seconds, run times are read from slurmdbd when
+    /// nothing is learned yet; `None` (`LearnFromAccounting=off`): never.
+    pub learn_from_accounting: Option<f64>,
     /// Which of Slurm's priority sources make strict classes
     /// (`PriorityTiers=`; see `slurm::priority`).
     pub priority_tiers: PrioritySources,
@@ -116,6 +119,11 @@ pub const DEFAULT_LOCK_HOLD_MS: u32 = 5;
 /// counts itself fades as `sshare`'s usage does.
 pub const DEFAULT_FAIRSHARE_HALF_LIFE: f64 = 7.0 * 86_400.0;
 
+/// `LearnFromAccounting` when fairmatch.conf does not set it: 14 days,
+/// enough for the weekly jobs to have run twice, and a bounded read
+/// (accounting is read a day at a time).
+pub const DEFAULT_LEARN_FROM_ACCOUNTING: f64 = 14.0 * 86_400.0;
+
 /// `PreemptGraceTime` when fairmatch.conf does not set it: the longest
 /// `--signal` notice honoured before a preempted job is requeued (Slurm's
 /// own `KillWait` then still lets it end cleanly after SIGTERM).
@@ -138,6 +146,7 @@ impl Default for Config {
             fairshare_by: FairshareBy::User,
             priority_tiers: PrioritySources::ALL,
             fairshare_half_life: Some(DEFAULT_FAIRSHARE_HALF_LIFE),
+            learn_from_accounting: Some(DEFAULT_LEARN_FROM_ACCOUNTING),
             cpus_per_slot: 0,
             default_runtime: 3600.0,
             interval_ms: DEFAULT_INTERVAL_MS,
@@ -246,17 +255,10 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
             };
         }
         "fairsharehalflife" => {
-            config.fairshare_half_life = match value.to_ascii_lowercase().as_str() {
-                "off" | "none" | "0" => None,
-                _ => Some(match value.parse::<f64>() {
-                    Ok(s) if s.is_finite() && s > 0.0 => s,
-                    _ => parse_duration(value).map_err(|e| {
-                        format!(
-                            "FairshareHalfLife must be seconds, a duration such as 7d, or off: {e}"
-                        )
-                    })?,
-                }),
-            };
+            config.fairshare_half_life = duration_or_off(value, "FairshareHalfLife")?;
+        }
+        "learnfromaccounting" => {
+            config.learn_from_accounting = duration_or_off(value, "LearnFromAccounting")?;
         }
         "prioritytiers" => config.priority_tiers = priority_tiers(value)?,
         "cpusperslot" => {
@@ -337,6 +339,19 @@ fn seconds(value: &str, key: &str, min: f64) -> Result<f64, String> {
         return Err(format!("{key} must be at least {min} s"));
     }
     Ok(s)
+}
+
+/// Seconds, a duration such as `7d`, or `off` (`None`).
+fn duration_or_off(value: &str, key: &str) -> Result<Option<f64>, String> {
+    Ok(match value.to_ascii_lowercase().as_str() {
+        "off" | "none" | "0" => None,
+        _ => Some(match value.parse::<f64>() {
+            Ok(s) if s.is_finite() && s > 0.0 => s,
+            _ => parse_duration(value).map_err(|e| {
+                format!("{key} must be seconds, a duration such as 7d, or off: {e}")
+            })?,
+        }),
+    })
 }
 
 #[cfg(test)]

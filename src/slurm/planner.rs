@@ -104,7 +104,13 @@ pub struct Planner {
     /// the shim reports again the jobs slurmctld still lists, and those
     /// that ended by then were learned before it (and saved).
     learned_through: f64,
+    /// Runs read from accounting at the first start, learned at the next
+    /// plan (which names their flavors from its snapshot).
+    from_accounting: Vec<FinishedJob>,
 }
+
+/// Runs from accounting held for the next plan, at most.
+pub const MAX_ACCOUNTING_RUNS: usize = 200_000;
 
 pub use super::estimates::MIN_PLANNED_SECONDS;
 
@@ -138,7 +144,28 @@ impl Planner {
             preempting: Preempting::default(),
             slurm_usage: HashMap::new(),
             learned_through: 0.0,
+            from_accounting: Vec::new(),
         }
+    }
+
+    /// How far back accounting should be read, in seconds: the configured
+    /// `LearnFromAccounting` while nothing is learned (a first start, or a
+    /// lost state file); `None` otherwise.
+    pub fn accounting_wanted(&self) -> Option<f64> {
+        self.config
+            .learn_from_accounting
+            .filter(|_| self.history.is_empty() && self.learned_through == 0.0)
+    }
+
+    /// Holds runs read from accounting for the next plan to learn, before
+    /// the jobs slurmctld itself lists (which are then learned only if
+    /// they ended later). Past [`MAX_ACCOUNTING_RUNS`] the rest is dropped;
+    /// returns how many were taken.
+    pub fn add_accounting_runs(&mut self, runs: Vec<FinishedJob>) -> usize {
+        let room = MAX_ACCOUNTING_RUNS.saturating_sub(self.from_accounting.len());
+        let taken = runs.len().min(room);
+        self.from_accounting.extend(runs.into_iter().take(taken));
+        taken
     }
 
     /// The settings it plans with.
@@ -340,22 +367,29 @@ impl Planner {
     /// this first; a cycle that plans nothing (every CPU held) calls it
     /// alone, so no ending is missed while no plan runs.
     pub fn learn(&mut self, snap: &Snapshot) {
+        let mut from_accounting = std::mem::take(&mut self.from_accounting);
+        from_accounting.sort_by(|a, b| a.end.total_cmp(&b.end));
+        // Accounting's runs first: the jobs slurmctld still lists that
+        // accounting already had end by their latest end, and are skipped.
+        let mut new: Vec<&FinishedJob> = from_accounting.iter().collect();
+        let through = new
+            .iter()
+            .map(|f| f.end)
+            .fold(self.learned_through, f64::max);
         // The shim reports each finished job once per life of slurmctld, in
         // batches that hold every job of an end second; so what ended by
         // the latest end learned was learned, before a restart if not now.
-        let new: Vec<&FinishedJob> = snap
-            .finished
-            .iter()
-            .filter(|f| f.end <= 0.0 || f.end > self.learned_through)
-            .collect();
+        new.extend(
+            snap.finished
+                .iter()
+                .filter(|f| f.end <= 0.0 || f.end > through),
+        );
         if !new.is_empty() {
             let model = SlotModel::build(&self.config, snap, &self.full);
             for f in &new {
                 let flavor = learned_flavor(&model, snap, f);
                 self.history.record(&f.user, &f.name, flavor, f.seconds);
             }
-        }
-        if !new.is_empty() {
             self.history.refresh_ratios();
         }
         let latest = new

@@ -89,6 +89,103 @@ fn t_a_learned_run_time_survives_a_controller_restart() {
     assert!(c.controller_up());
 }
 
+/// A site ran backfill with slurmdbd; it switches to fairmatch, which has
+/// no state file yet: its first start reads the runs slurmdbd saw
+/// complete, so a job with no hint and no limit is estimated from them.
+/// slurmctld has purged those jobs (`MinJobAge=2`), so slurmdbd is the
+/// only place they are known. (That runs slurmctld still lists are not
+/// learned twice is `runs_from_accounting_are_learned_once_beside_slurmctlds_own`.)
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn t_run_times_are_read_from_slurmdbd_at_the_first_start() {
+    let c = Cluster::start(
+        &[
+            &["--sched", "sched/backfill"],
+            ONE_CPU,
+            &["--accounting", "--conf-line", "MinJobAge=2"],
+        ]
+        .concat(),
+        "IntervalMs=100\n",
+    );
+    let sacctmgr = |args: &[&str]| harness::run(c.cmd("sacctmgr").arg("-i").args(args));
+    sacctmgr(&["add", "account", "ops"]);
+    sacctmgr(&["add", "user", "root", "Account=ops"]);
+    std::thread::sleep(Duration::from_secs(1)); // slurmctld hears of it
+    let nightly = || c.submit(&["-p", "cpu", "-J", "nightly"], 2.0, 2.0);
+    let before: Vec<u32> = (0..3).map(|_| nightly()).collect();
+    c.wait_done(&before, Duration::from_secs(90));
+    // slurmdbd hears of the last end a moment later.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = harness::run(c.cmd("sacct").args([
+            "-n",
+            "-X",
+            "-P",
+            "-S",
+            "2020-01-01",
+            "-o",
+            "JobName,State",
+        ]));
+        let listed = String::from_utf8_lossy(&out.stdout).to_string();
+        let done = listed.lines().filter(|l| *l == "nightly|COMPLETED").count();
+        if done == before.len() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "slurmdbd lists {done} of 3 jobs:\n{listed}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // slurmctld purges ended jobs past MinJobAge once a minute.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let listed = |id: u32| {
+        c.cmd("scontrol")
+            .args(["show", "job", &id.to_string()])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    while before.iter().any(|&id| listed(id)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "slurmctld still lists the jobs"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    c.restart_controller(Some("sched/fairmatch"));
+    // The agent reads slurmdbd before its first cycle.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let read = loop {
+        if let Some(line) = c.log().lines().find(|l| l.contains("from slurmdbd")) {
+            break line.to_string();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no slurmdbd read\n{}",
+            c.log_tail()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    eprintln!("first start: {read}");
+    assert!(read.contains("read 3 completed jobs"), "{read}");
+    let after = nightly();
+    // Read while it runs: it is purged soon after it ends.
+    c.wait_state(after, "RUNNING", Duration::from_secs(60));
+    let note = c.admin_comment(after);
+    c.wait_done(&[after], Duration::from_secs(60));
+    eprintln!("first start: the next job's note reads {note:?}");
+    assert!(note.contains("(history)"), "{note:?}\n{}", c.log_tail());
+    // A restart with a state file reads slurmdbd no more; each run is in
+    // the state once (the last may be learned after the restart, as in
+    // t_a_learned_run_time_survives_a_controller_restart).
+    c.restart_controller(None);
+    let reads = c.log().matches("from slurmdbd").count();
+    assert_eq!(reads, 1, "{}", c.log_tail());
+    let runs = learned_runs(&c);
+    eprintln!("first start: {runs} runs learned of 4 jobs");
+    assert!((3..=4).contains(&runs), "{runs} runs\n{}", c.log_tail());
+}
+
 /// Account `heavy` runs the cluster for a while; slurmctld restarts; then,
 /// behind a blocker, two jobs of `heavy` wait, older than two of `light`.
 /// Returns the first of the four to start.
