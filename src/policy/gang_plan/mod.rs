@@ -24,7 +24,9 @@
 use super::{PendingJob, Start, View};
 use crate::model::Width;
 use crate::solver::{self, Instance, Machine, SolveError, SolverKind};
-use std::borrow::Cow;
+use profile::Profile;
+
+mod profile;
 
 /// The jobs at the head of the relaxed order that local search reorders
 /// in each decision.
@@ -79,100 +81,6 @@ pub struct Placement {
     pub start: f64,
     /// See `start`.
     pub end: f64,
-}
-
-/// Slots in use on one node over time: its busy slots (each held from now
-/// until it frees) and the plan's intervals.
-#[derive(Clone, Debug, Default)]
-struct Profile<'a> {
-    /// When each busy slot frees, ascending: the node's own list when it
-    /// is sorted already ([`view_nodes`] sorts it), so that a schedule,
-    /// built hundreds of times per decision, copies nothing.
-    busy: Cow<'a, [f64]>,
-    /// `(start, end, slots)` placed by the plan.
-    used: Vec<(f64, f64, usize)>,
-}
-
-impl<'a> Profile<'a> {
-    fn new(busy_until: &'a [f64]) -> Self {
-        let busy = if busy_until.is_sorted_by(|a, b| a <= b) {
-            Cow::Borrowed(busy_until)
-        } else {
-            let mut busy = busy_until.to_vec();
-            busy.sort_by(f64::total_cmp);
-            Cow::Owned(busy)
-        };
-        Profile {
-            busy,
-            used: Vec::new(),
-        }
-    }
-
-    /// Slots in use at `c >= 0`.
-    fn load_at(&self, c: f64) -> usize {
-        let busy = self.busy.len() - self.busy.partition_point(|&e| e <= c);
-        busy + self
-            .used
-            .iter()
-            .filter(|&&(s, e, _)| s <= c && c < e)
-            .map(|&(_, _, n)| n)
-            .sum::<usize>()
-    }
-
-    /// Most slots in use at any time in `[from, to)`, `from >= 0`. The
-    /// load only rises where an interval starts, so the peak is the load
-    /// at `from` or at a start inside the window (busy slots start at 0).
-    fn peak(&self, from: f64, to: f64) -> usize {
-        // A job of no length still needs its slots free at its start.
-        if to <= from {
-            return self.load_at(from);
-        }
-        self.used
-            .iter()
-            .filter(|&&(s, _, _)| from < s && s < to)
-            .map(|&(s, _, _)| self.load_at(s))
-            .fold(self.load_at(from), usize::max)
-    }
-
-    /// Whether at most `limit` slots are in use at any time in `[from,
-    /// from + p)`, `p > 0`: [`Profile::peak`] with an early exit.
-    fn at_most(&self, from: f64, p: f64, limit: usize) -> bool {
-        let to = from + p;
-        self.load_at(from) <= limit
-            && self
-                .used
-                .iter()
-                .all(|&(s, _, _)| !(from < s && s < to) || self.load_at(s) <= limit)
-    }
-
-    /// The earliest `t` before `bound` (0, or an end of one of its
-    /// intervals: only there can its load drop) at which `need` of `slots`
-    /// are free over `[t, t + p)`, `p > 0`; else `bound`.
-    fn earliest_before(&self, slots: usize, need: usize, p: f64, bound: f64) -> f64 {
-        let Some(limit) = slots.checked_sub(need) else {
-            return bound;
-        };
-        if self.used.is_empty() {
-            // Only busy slots: the load only falls, and fits from the end
-            // that leaves `limit` busy.
-            let t = match self.busy.len().checked_sub(limit + 1) {
-                Some(k) => self.busy[k],
-                None => 0.0,
-            };
-            return t.min(bound);
-        }
-        if bound > 0.0 && self.at_most(0.0, p, limit) {
-            return 0.0;
-        }
-        let mut best = bound;
-        let ends = self.busy.iter().copied();
-        for e in ends.chain(self.used.iter().map(|&(_, e, _)| e)) {
-            if e < best && self.at_most(e, p, limit) {
-                best = e;
-            }
-        }
-        best
-    }
 }
 
 /// The relaxed matching's order of `jobs`, and each job's flavor: AlloX's
@@ -267,10 +175,14 @@ impl<'a> Schedule<'a> {
         }
     }
 
-    /// Nodes of `flavor` that hold `width.per_node` slots over `[t, t + p)`,
-    /// fullest first (best fit), ties by index.
-    fn fitting_at(&self, flavor: usize, width: Width, t: f64, p: f64) -> Vec<usize> {
+    /// The `take` fullest nodes of `flavor` (best fit, ties by index) that
+    /// hold `width.per_node` slots over `[t, t + p)`; fewer if fewer do.
+    fn fitting_at(&self, flavor: usize, width: Width, t: f64, p: f64, take: usize) -> Vec<usize> {
         let mut fit: Vec<(usize, usize)> = self.free_fitting(flavor, width, t, p).collect();
+        if take > 0 && fit.len() > take {
+            fit.select_nth_unstable(take - 1);
+            fit.truncate(take);
+        }
         fit.sort_unstable();
         fit.into_iter().map(|(_, n)| n).collect()
     }
@@ -301,11 +213,8 @@ impl<'a> Schedule<'a> {
             let fullest = self.free_fitting(flavor, width, t, p).min();
             return fullest.map(|(_, n)| vec![n]);
         }
-        let mut nodes = self.fitting_at(flavor, width, t, p);
-        (nodes.len() >= width.nodes).then(|| {
-            nodes.truncate(width.nodes);
-            nodes
-        })
+        let nodes = self.fitting_at(flavor, width, t, p, width.nodes);
+        (nodes.len() >= width.nodes).then_some(nodes)
     }
 
     /// Places `job` of `width` and time `p` on `flavor` at `t` if its gang
@@ -313,9 +222,7 @@ impl<'a> Schedule<'a> {
     pub fn place_at(&mut self, flavor: usize, width: Width, p: f64, t: f64) -> Option<Vec<usize>> {
         let nodes = self.fit_at(flavor, width, t, p)?;
         for &n in &nodes {
-            self.profiles[n]
-                .used
-                .push((t, t + p.max(SHORTEST_HOLD), width.per_node));
+            self.profiles[n].add(t, t + p.max(SHORTEST_HOLD), width.per_node);
         }
         Some(nodes)
     }
@@ -345,33 +252,27 @@ impl<'a> Schedule<'a> {
             let nodes = self.fit_at(flavor, width, t, p)?;
             return Some((t, nodes));
         }
-        // No time before the `nodes`-th soonest any node alone fits can
-        // hold the gang: scan the times from there.
+        // Each node fits the gang's share at the times of a few closed
+        // intervals: a sweep over their ends finds the first time enough
+        // nodes fit together (the start of one of them: 0, or where a
+        // node's load drops), in one pass rather than a count of every
+        // node at every time.
         let held = p.max(SHORTEST_HOLD);
-        let mut firsts: Vec<f64> = self.by_flavor[flavor]
-            .iter()
-            .filter(|&&n| self.nodes[n].slots >= width.per_node)
-            .map(|&n| {
-                let slots = self.nodes[n].slots;
-                self.profiles[n].earliest_before(slots, width.per_node, held, f64::INFINITY)
-            })
-            .collect();
-        firsts.sort_by(f64::total_cmp);
-        let lower = firsts[width.nodes - 1];
-        let mut times: Vec<f64> = vec![lower];
+        // (time, +1 where a node starts to fit, -1 just after it stops)
+        let mut events: Vec<(f64, i32)> = Vec::new();
         for &n in &self.by_flavor[flavor] {
-            let profile = &self.profiles[n];
-            times.extend(profile.busy.iter().filter(|&&e| e > lower));
-            let ends = profile.used.iter().map(|&(_, e, _)| e);
-            times.extend(ends.filter(|&e| e > lower));
+            let Some(limit) = self.nodes[n].slots.checked_sub(width.per_node) else {
+                continue;
+            };
+            self.profiles[n].fitting_times(limit, held, &mut events);
         }
-        times.sort_by(f64::total_cmp);
-        times.dedup();
-        for t in times {
-            let mut nodes = self.fitting_at(flavor, width, t, p);
-            if nodes.len() >= width.nodes {
-                nodes.truncate(width.nodes);
-                return Some((t, nodes));
+        // At equal times, starts first: the intervals are closed.
+        events.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut fitting = 0;
+        for (t, change) in events {
+            fitting += change;
+            if change > 0 && fitting >= width.nodes as i32 {
+                return Some((t, self.fitting_at(flavor, width, t, p, width.nodes)));
             }
         }
         unreachable!("every slot is free after the last interval ends")
@@ -380,9 +281,7 @@ impl<'a> Schedule<'a> {
     /// Holds `width.per_node` slots of each of `nodes` over `[t, t + p)`.
     pub fn hold(&mut self, nodes: &[usize], width: Width, t: f64, p: f64) {
         for &n in nodes {
-            self.profiles[n]
-                .used
-                .push((t, t + p.max(SHORTEST_HOLD), width.per_node));
+            self.profiles[n].add(t, t + p.max(SHORTEST_HOLD), width.per_node);
         }
     }
 
@@ -700,5 +599,57 @@ mod tests {
         let jobs = [job(&[Some(10.0)], 2, 1), job(&[Some(15.0)], 1, 1)];
         let order = relaxed_order(&nodes, 1, &jobs).unwrap();
         assert_eq!(order, vec![(1, 0), (0, 0)]);
+    }
+
+    proptest::proptest! {
+        /// A gang's earliest start: the first time, of 0 and every end on
+        /// the flavor's nodes, at which enough nodes are free for its
+        /// whole length, on the fullest such nodes.
+        #[test]
+        fn the_earliest_gang_start_is_the_first_end_it_fits_at(
+            busy in proptest::collection::vec(proptest::collection::vec(1u32..30, 0..3), 3..6),
+            holds in proptest::collection::vec((0usize..6, 0u32..30, 1u32..15), 0..10),
+            per_node in 1usize..3,
+            wide in 1usize..4,
+            p in 1u32..20,
+        ) {
+            let slots = 3;
+            let nodes: Vec<PlanNode> = busy
+                .iter()
+                .map(|b| node(0, slots, &b.iter().map(|&e| f64::from(e)).collect::<Vec<_>>()))
+                .collect();
+            let mut schedule = Schedule::new(&nodes, 1);
+            let mut used: Vec<Vec<(f64, f64, usize)>> = vec![Vec::new(); nodes.len()];
+            for (n, s, len) in holds {
+                let n = n % nodes.len();
+                let (s, e) = (f64::from(s), f64::from(s + len));
+                // Only where the slot is free, as the schedule places.
+                if profile::reference::peak(&nodes[n].busy_until, &used[n], s, e) < slots {
+                    schedule.hold(&[n], Width::ONE, s, e - s);
+                    used[n].push((s, e, 1));
+                }
+            }
+            let width = Width::new(per_node, wide.min(nodes.len())).unwrap();
+            let p = f64::from(p);
+            let free = |n: usize, t: f64| {
+                slots.saturating_sub(profile::reference::peak(&nodes[n].busy_until, &used[n], t, t + p))
+            };
+            let mut times: Vec<f64> = vec![0.0];
+            for (n, node) in nodes.iter().enumerate() {
+                times.extend(&node.busy_until);
+                times.extend(used[n].iter().map(|&(_, e, _)| e));
+            }
+            times.sort_by(f64::total_cmp);
+            let expected = times.into_iter().find_map(|t| {
+                let mut fit: Vec<(usize, usize)> = (0..nodes.len())
+                    .map(|n| (free(n, t), n))
+                    .filter(|&(f, _)| f >= per_node)
+                    .collect();
+                fit.sort_unstable();
+                (fit.len() >= width.nodes)
+                    .then(|| (t, fit.into_iter().take(width.nodes).map(|(_, n)| n).collect::<Vec<_>>()))
+            });
+            proptest::prop_assert_eq!(schedule.earliest(0, width, p), expected);
+        }
     }
 }
