@@ -186,64 +186,97 @@ fn t_run_times_are_read_from_slurmdbd_at_the_first_start() {
     assert!((3..=4).contains(&runs), "{runs} runs\n{}", c.log_tail());
 }
 
-/// Account `heavy` runs the cluster for a while; slurmctld restarts; then,
-/// behind a blocker, two jobs of `heavy` wait, older than two of `light`.
-/// Returns the first of the four to start.
-fn first_after_restart(sched: &str) -> (u32, Vec<u32>, Vec<u32>) {
+/// A one-CPU cluster under `sched` with slurmdbd and priority/multifactor
+/// (fair share weighted above all), `extra` slurm.conf lines, fairmatch's
+/// `FairshareBy=by`, and `accounts` (`name` or `name:parent`) with the
+/// user in each one that is no other's parent.
+fn fair_share_cluster(sched: &str, extra: &[&str], by: &str, accounts: &[&str]) -> Cluster {
+    let mut args: Vec<&str> = vec!["--sched", sched, "--sched-params", "bf_interval=1"];
+    args.extend(ONE_CPU);
+    args.extend([
+        "--accounting",
+        "--conf-line",
+        "PriorityType=priority/multifactor",
+        "--conf-line",
+        "PriorityWeightFairshare=10000",
+    ]);
+    for line in extra {
+        args.extend(["--conf-line", line]);
+    }
     let c = Cluster::start(
-        &[
-            &["--sched", sched, "--sched-params", "bf_interval=1"],
-            ONE_CPU,
-            &[
-                "--accounting",
-                "--conf-line",
-                "PriorityType=priority/multifactor",
-                "--conf-line",
-                "PriorityWeightFairshare=10000",
-            ],
-        ]
-        .concat(),
-        "IntervalMs=100\nAlpha=0.5\nFairshareBy=account\n",
+        &args,
+        &format!("IntervalMs=100\nAlpha=0.5\nFairshareBy={by}\n"),
     );
     let sacctmgr = |args: &[&str]| harness::run(c.cmd("sacctmgr").arg("-i").args(args));
-    sacctmgr(&["add", "account", "heavy,light,other"]);
-    for account in ["heavy", "light", "other"] {
-        sacctmgr(&["add", "user", "root", &format!("Account={account}")]);
+    for account in accounts {
+        match account.split_once(':') {
+            Some((name, parent)) => {
+                sacctmgr(&["add", "account", name, &format!("Parent={parent}")])
+            }
+            None => sacctmgr(&["add", "account", account]),
+        };
+    }
+    let parents: Vec<&str> = accounts
+        .iter()
+        .filter_map(|a| a.split_once(':').map(|(_, parent)| parent))
+        .collect();
+    for account in accounts {
+        let name = account.split(':').next().expect("a name");
+        if !parents.contains(&name) {
+            sacctmgr(&["add", "user", "root", &format!("Account={name}")]);
+        }
     }
     std::thread::sleep(Duration::from_secs(1)); // slurmctld hears of it
-    let job = |account: &str, seconds: f64| {
-        c.submit(
-            &[
-                "-p",
-                "cpu",
-                &format!("--account={account}"),
-                "--comment",
-                &format!("fairmatch: cpu={seconds}s"),
-            ],
-            seconds,
-            seconds,
-        )
-    };
-    let used: Vec<u32> = (0..3).map(|_| job("heavy", 4.0)).collect();
-    c.wait_done(&used, Duration::from_secs(90));
-    c.restart_controller(None);
-    let blocker = job("other", 6.0);
+    c
+}
+
+/// A job of `seconds` in `account`, with its hint.
+fn account_job(c: &Cluster, account: &str, seconds: f64) -> u32 {
+    c.submit(
+        &[
+            "-p",
+            "cpu",
+            &format!("--account={account}"),
+            "--comment",
+            &format!("fairmatch: cpu={seconds}s"),
+        ],
+        seconds,
+        seconds,
+    )
+}
+
+/// Behind a blocker in `other`, two jobs of `older`, then a second later
+/// two of `newer`: the first of the four to start, and the two pairs.
+fn first_of_two_pairs(c: &Cluster, older: &str, newer: &str) -> (u32, Vec<u32>, Vec<u32>) {
+    let blocker = account_job(c, "other", 6.0);
     c.wait_state(blocker, "RUNNING", Duration::from_secs(30));
-    let heavy: Vec<u32> = (0..2).map(|_| job("heavy", 2.0)).collect();
+    let first_pair: Vec<u32> = (0..2).map(|_| account_job(c, older, 2.0)).collect();
     std::thread::sleep(Duration::from_millis(1100)); // older by a second
-    let light: Vec<u32> = (0..2).map(|_| job("light", 2.0)).collect();
+    let second_pair: Vec<u32> = (0..2).map(|_| account_job(c, newer, 2.0)).collect();
     assert_eq!(
         c.state(blocker),
         "RUNNING",
         "the queue was not ready in time"
     );
-    let all = [heavy.clone(), light.clone()].concat();
+    let all = [first_pair.clone(), second_pair.clone()].concat();
     c.wait_done(&all, Duration::from_secs(90));
     let first = *all
         .iter()
         .min_by(|&&a, &&b| c.record(a).start.total_cmp(&c.record(b).start))
         .expect("four jobs");
-    import_sacct(&c, used.len() + 1 + all.len());
+    (first, first_pair, second_pair)
+}
+
+/// Account `heavy` runs the cluster for a while; slurmctld restarts; then,
+/// behind a blocker, two jobs of `heavy` wait, older than two of `light`.
+/// Returns the first of the four to start.
+fn first_after_restart(sched: &str) -> (u32, Vec<u32>, Vec<u32>) {
+    let c = fair_share_cluster(sched, &[], "account", &["heavy", "light", "other"]);
+    let used: Vec<u32> = (0..3).map(|_| account_job(&c, "heavy", 4.0)).collect();
+    c.wait_done(&used, Duration::from_secs(90));
+    c.restart_controller(None);
+    let (first, heavy, light) = first_of_two_pairs(&c, "heavy", "light");
+    import_sacct(&c, used.len() + 1 + heavy.len() + light.len());
     (first, heavy, light)
 }
 
@@ -319,46 +352,21 @@ fn u_an_account_that_used_the_cluster_waits_behind_one_that_did_not_after_a_rest
 /// (which itself used nothing) wait, older than two of `bio_a`, under an
 /// account tree that used nothing. Returns the first of the four to start.
 fn first_under_fair_tree(sched: &str) -> (u32, Vec<u32>, Vec<u32>) {
-    let c = Cluster::start(
+    let c = fair_share_cluster(
+        sched,
+        // Fair tree ranks again each minute at the shortest.
+        &["PriorityCalcPeriod=1"],
+        "tree",
         &[
-            &["--sched", sched, "--sched-params", "bf_interval=1"],
-            ONE_CPU,
-            &[
-                "--accounting",
-                "--conf-line",
-                "PriorityType=priority/multifactor",
-                "--conf-line",
-                "PriorityWeightFairshare=10000",
-                // Fair tree ranks again each minute at the shortest.
-                "--conf-line",
-                "PriorityCalcPeriod=1",
-            ],
-        ]
-        .concat(),
-        "IntervalMs=100\nAlpha=0.5\nFairshareBy=tree\n",
+            "physics",
+            "bio",
+            "other",
+            "phys_a:physics",
+            "phys_b:physics",
+            "bio_a:bio",
+        ],
     );
-    let sacctmgr = |args: &[&str]| harness::run(c.cmd("sacctmgr").arg("-i").args(args));
-    sacctmgr(&["add", "account", "physics,bio,other"]);
-    sacctmgr(&["add", "account", "phys_a,phys_b", "Parent=physics"]);
-    sacctmgr(&["add", "account", "bio_a", "Parent=bio"]);
-    for account in ["phys_a", "phys_b", "bio_a", "other"] {
-        sacctmgr(&["add", "user", "root", &format!("Account={account}")]);
-    }
-    std::thread::sleep(Duration::from_secs(1)); // slurmctld hears of it
-    let job = |account: &str, seconds: f64| {
-        c.submit(
-            &[
-                "-p",
-                "cpu",
-                &format!("--account={account}"),
-                "--comment",
-                &format!("fairmatch: cpu={seconds}s"),
-            ],
-            seconds,
-            seconds,
-        )
-    };
-    let used: Vec<u32> = (0..3).map(|_| job("phys_a", 4.0)).collect();
+    let used: Vec<u32> = (0..3).map(|_| account_job(&c, "phys_a", 4.0)).collect();
     c.wait_done(&used, Duration::from_secs(90));
     // Wait for fair tree's next ranking: root in bio_a above root in phys_b.
     let factor = |account: &str| -> f64 {
@@ -391,23 +399,7 @@ fn first_under_fair_tree(sched: &str) -> (u32, Vec<u32>, Vec<u32>) {
         factor("bio_a"),
         factor("phys_b")
     );
-    let blocker = job("other", 6.0);
-    c.wait_state(blocker, "RUNNING", Duration::from_secs(30));
-    let phys: Vec<u32> = (0..2).map(|_| job("phys_b", 2.0)).collect();
-    std::thread::sleep(Duration::from_millis(1100)); // older by a second
-    let bio: Vec<u32> = (0..2).map(|_| job("bio_a", 2.0)).collect();
-    assert_eq!(
-        c.state(blocker),
-        "RUNNING",
-        "the queue was not ready in time"
-    );
-    let all = [phys.clone(), bio.clone()].concat();
-    c.wait_done(&all, Duration::from_secs(90));
-    let first = *all
-        .iter()
-        .min_by(|&&a, &&b| c.record(a).start.total_cmp(&c.record(b).start))
-        .expect("four jobs");
-    (first, phys, bio)
+    first_of_two_pairs(&c, "phys_b", "bio_a")
 }
 
 #[test]
