@@ -37,9 +37,21 @@ fn describe(model: &SlotModel, est: &[Option<(f64, Source)>]) -> String {
         .flavors
         .iter()
         .zip(est)
-        .filter_map(|(f, e)| e.map(|(s, src)| format!("{}={}s ({})", f.name, s, src.label())))
+        .filter_map(|(f, e)| {
+            e.map(|(s, src)| format!("{}={}s ({})", f.name, seconds(s), src.label()))
+        })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Seconds as a user reads them: whole, or to a tenth below 100 s (a
+/// mean of runs is rarely whole, and 17 digits say nothing more).
+fn seconds(s: f64) -> String {
+    if s >= 100.0 || (s - s.round()).abs() < 0.05 {
+        format!("{:.0}", s)
+    } else {
+        format!("{:.1}", s)
+    }
 }
 
 fn truncate(mut s: String) -> String {
@@ -52,4 +64,17 @@ fn truncate(mut s: String) -> String {
         s.push_str("...");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seconds;
+
+    #[test]
+    fn seconds_are_whole_or_to_a_tenth() {
+        assert_eq!(seconds(2.0), "2");
+        assert_eq!(seconds(2.6666666666666665), "2.7");
+        assert_eq!(seconds(3600.4), "3600");
+        assert_eq!(seconds(1.04), "1");
+    }
 }
