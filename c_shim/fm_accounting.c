@@ -94,7 +94,9 @@ void fm_learn_from_accounting(void)
 		}
 		time_t start = MAX(to - DAY + 1, from);
 		if (!_read_window(start, to, cluster, uid, &read, &taken)) {
-			info("fairmatch: slurmdbd did not answer; run times are learned from the jobs that end from now on");
+			/* Slurm logged why (unreachable, or a refusal such
+			 * as MaxQueryTimeRange) just before. */
+			info("fairmatch: slurmdbd gave no jobs (its error is above); run times are learned from the jobs that end from now on");
 			break;
 		}
 		to = start - 1;
