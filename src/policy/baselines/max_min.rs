@@ -1,10 +1,12 @@
 //! The max-min LP that Gavel's round-based policies solve, and an exact
 //! combinatorial answer to it when at most two flavors have slots.
 //!
-//!   maximise t  subject to
-//!     sum_f x[j][f] * w[j][f] >= t             for every job with a row
-//!     sum_f x[j][f] <= 1                       (a job holds one slot)
-//!     sum_j x[j][f] * s[j] <= slots[f]         (capacity)
+//! ```text
+//! maximise t  subject to
+//!   sum_f x[j][f] * w[j][f] >= t             for every job with a row
+//!   sum_f x[j][f] <= 1                       (a job holds one slot)
+//!   sum_j x[j][f] * s[j] <= slots[f]         (capacity)
+//! ```
 //!
 //! where `w[j][f] = T[j][f] / need[j]`, `T[j][f] = 1 / p[j][f]` the job's
 //! throughput on `f` (its share of the work done per second), and `s[j]`

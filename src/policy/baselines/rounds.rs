@@ -20,7 +20,7 @@
 //! lasts months of simulated time has tens of thousands of rounds but
 //! only two changes per job.
 //!
-//! [`max_min`] is the LP both allocators solve (in [`super::max_min`]):
+//! The max-min LP is what both allocators solve ([`super::max_min`]):
 //! exactly and combinatorially on two flavors, by clarabel on more.
 
 use super::{
