@@ -1,7 +1,7 @@
 //! Run times learned from completed jobs: the mean run time of earlier
 //! jobs with the same user, job name and flavor (a partition, or
-//! `partition:type` where one is split by GPU type). Memory is bounded; the entry updated longest ago
-//! goes first. Each entry also keeps how far its mean was from each run it
+//! `partition:type` where one is split by GPU type). Memory is bounded;
+//! the entry updated longest ago goes first. Each entry also keeps how far its mean was from each run it
 //! then learned: the error the estimate would have had.
 
 use std::collections::HashMap;
@@ -179,8 +179,9 @@ impl History {
     /// Per flavor of `flavors`, the estimate history alone gives,
     /// in the plugin's order without a hint or a time limit: the trusted
     /// mean, else another flavor's trusted mean times the speed ratio,
-    /// else the mean of fewer runs; `None` when nothing is known. The
-    /// simulator's learned estimates.
+    /// else the mean of fewer runs, else another flavor's mean of fewer
+    /// runs times the ratio; `None` when nothing is known. The simulator's
+    /// learned estimates.
     pub fn estimates(&self, user: &str, name: &str, flavors: &[&str]) -> Vec<Option<f64>> {
         let trusted: Vec<Option<f64>> = flavors
             .iter()

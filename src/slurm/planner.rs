@@ -386,8 +386,15 @@ impl Planner {
         );
         if !new.is_empty() {
             let model = SlotModel::build(&self.config, snap, &self.full);
+            // By name once: a first start may learn 200,000 runs.
+            let node_index: HashMap<&str, usize> = snap
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.name.as_str(), i))
+                .collect();
             for f in &new {
-                let flavor = learned_flavor(&model, snap, f);
+                let flavor = learned_flavor(&model, snap, &node_index, f);
                 self.history.record(&f.user, &f.name, flavor, f.seconds);
             }
             self.history.refresh_ratios();
@@ -721,10 +728,14 @@ fn runnable_only(snap: &Snapshot) -> Cow<'_, Snapshot> {
 
 /// The flavor a finished job's run time is learned for: on one node of a
 /// partition split by GPU type, `partition:type`; else its partition.
-fn learned_flavor<'a>(model: &'a SlotModel, snap: &Snapshot, job: &'a FinishedJob) -> &'a str {
-    snap.nodes
-        .iter()
-        .position(|n| n.name == job.nodes)
-        .and_then(|node| model.flavor_on(snap, &job.partition, node))
+fn learned_flavor<'a>(
+    model: &'a SlotModel,
+    snap: &Snapshot,
+    node_index: &HashMap<&str, usize>,
+    job: &'a FinishedJob,
+) -> &'a str {
+    node_index
+        .get(job.nodes.as_str())
+        .and_then(|&node| model.flavor_on(snap, &job.partition, node))
         .map_or(&job.partition, |f| &model.flavors[f].name)
 }
