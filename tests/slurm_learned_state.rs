@@ -251,6 +251,73 @@ fn history_beats_a_padded_limit_and_speed_ratios_carry_hints_across_flavors() {
     );
 }
 
+/// Until a job's first run ends nothing is learned of it; while one runs,
+/// the time it has run is the floor of its job's estimate on that flavor,
+/// and the runs that queue meanwhile do not explore where it runs.
+#[test]
+fn a_run_in_flight_bounds_its_jobs_estimate_and_explores_one_at_a_time() {
+    let mut p = Planner::new(Config::default());
+    let mut snap = cpu_and_gpu(1000.0);
+    for _ in 0..3 {
+        snap.finished.push(finished("alice", "train", "gpu", 100.0));
+        snap.finished.push(finished("alice", "train", "cpu", 400.0));
+        snap.finished
+            .push(finished("alice", "finetune", "gpu", 50.0));
+    }
+    p.plan(&snap);
+
+    let named = |mut j: JobInfo, name: &str| {
+        j.name = name.into();
+        j
+    };
+    let mut snap = cpu_and_gpu(10_000.0);
+    // A run of finetune tries cpu (since 9970), one of sweep runs there
+    // since 5000; bob holds the GPU. Every job waits and shows its
+    // estimates.
+    let mut on_gpu = running(1, "bob", 9000.0);
+    on_gpu.gpus = 1;
+    on_gpu.partitions = vec!["gpu".into()];
+    let place = on_gpu.running.as_mut().unwrap();
+    place.partition = "gpu".into();
+    place.node = "g1".into();
+    snap.running = vec![
+        on_gpu,
+        named(running(2, "alice", 9970.0), "finetune"),
+        named(running(3, "alice", 5000.0), "sweep"),
+    ];
+    let both = |id, comment: &str, name| {
+        named(
+            JobInfo::pending(id, "alice", comment, &["cpu", "gpu"]),
+            name,
+        )
+    };
+    snap.pending = vec![
+        both(4, "", "finetune"),
+        both(5, "", "sweep"),
+        both(6, "fairmatch: cpu=10s", "sweep"),
+    ];
+    let decisions = p.plan(&snap);
+    // finetune's ratio to cpu is alice's, 4x: a factor of 2 in cpu's
+    // favour while no run of it tries cpu; the plain 4x while one does.
+    let finetune = note(&decisions, 4);
+    assert!(finetune.contains("cpu=200s (speed ratio)"), "{finetune}");
+    let mut alone = snap.clone();
+    alone.running.remove(1);
+    let mut fresh = Planner::new(Config::default());
+    fresh.restore(&p.saved_state()).unwrap();
+    let explored = note(&fresh.plan(&alone), 4);
+    assert!(explored.contains("cpu=100s (speed ratio)"), "{explored}");
+    // Nothing is known of sweep but a run that has gone 5000 s on cpu.
+    let sweep = note(&decisions, 5);
+    assert!(
+        sweep.contains("cpu=5000s (a run in flight)") && sweep.contains("gpu=3600s (default)"),
+        "{sweep}"
+    );
+    // A hint stands.
+    let hinted = note(&decisions, 6);
+    assert!(hinted.contains("cpu=10s (hint)"), "{hinted}");
+}
+
 /// After a restart slurmctld's shim reports again every finished job it
 /// still lists: those the saved state learned are not counted twice.
 #[test]

@@ -18,7 +18,7 @@ use crate::model::Scenario;
 use crate::ordered::TotalF64 as Time;
 use crate::policy::decision_loop::{self, AttainedService, Driver};
 use crate::policy::{IdMap, MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View};
-use crate::slurm::history::History;
+use crate::slurm::history::{in_flight, History};
 use crate::slurm::planner::MIN_PLANNED_SECONDS;
 use std::cell::Cell;
 use std::cmp::Reverse;
@@ -446,7 +446,7 @@ impl Sim<'_> {
                     }
                 }
                 if profile == Profiling::Off {
-                    self.make_pending(j);
+                    self.make_pending(now, j);
                 }
             }
             Event::Wake => {
@@ -491,7 +491,6 @@ impl Sim<'_> {
                                 history.record(user, name, flavor_name, run);
                                 history.refresh_ratios();
                             }
-                            self.relearn_pending();
                         }
                         self.done += 1;
                         progress(self.done);
@@ -501,7 +500,7 @@ impl Sim<'_> {
                         self.probes_left[group] -= 1;
                         if self.probes_left[group] == 0 {
                             for j in std::mem::take(&mut self.group_jobs[group]) {
-                                self.make_pending(j);
+                                self.make_pending(now, j);
                             }
                         }
                     }
@@ -513,9 +512,9 @@ impl Sim<'_> {
 
     /// Queues job `j`; a preempted job shows its estimates scaled to the
     /// work it has left.
-    fn make_pending(&mut self, j: usize) {
+    fn make_pending(&mut self, now: f64, j: usize) {
         if self.remaining[j] == 1.0 {
-            self.learn_estimates(j);
+            self.learn_estimates(now, j);
         }
         let job = &self.scenario.workload.jobs[j];
         self.pending.push(PendingJob {
@@ -529,8 +528,9 @@ impl Sim<'_> {
     }
 
     /// With learned estimates, job `j`'s as the history of the jobs
-    /// finished so far gives them, where it may run.
-    fn learn_estimates(&mut self, j: usize) {
+    /// finished so far and the runs of its job in flight give them, where
+    /// it may run.
+    fn learn_estimates(&mut self, now: f64, j: usize) {
         let Some((history, default)) = &self.learned else {
             return;
         };
@@ -543,20 +543,42 @@ impl Sim<'_> {
             .iter()
             .map(|f| f.name.as_str())
             .collect();
-        let learned = history.estimates(user, estimates::kind(&job.name), &flavors);
-        for (e, l) in self.estimates[j].iter_mut().zip(learned) {
+        let running = self.in_flight(now, j);
+        let learned = history.estimates(user, estimates::kind(&job.name), &flavors, &running);
+        for ((e, l), r) in self.estimates[j].iter_mut().zip(learned).zip(running) {
             if e.is_some() {
-                *e = Some(l.unwrap_or(*default).max(MIN_PLANNED_SECONDS));
+                let estimate = in_flight(l.unwrap_or(*default), r);
+                *e = Some(estimate.max(MIN_PLANNED_SECONDS));
             }
         }
     }
 
+    /// Per flavor, how long the longest run in flight there of job `j`'s
+    /// job (its user and [`estimates::kind`]) has run at `now`.
+    fn in_flight(&self, now: f64, j: usize) -> Vec<Option<f64>> {
+        let jobs = &self.scenario.workload.jobs;
+        let (user, kind) = (jobs[j].user, estimates::kind(&jobs[j].name));
+        let mut running = vec![None; self.scenario.cluster.flavors.len()];
+        for (m, busy) in self.machines.iter().enumerate() {
+            if let Busy::Job { job, started, .. } = *busy {
+                if jobs[job].user == user && estimates::kind(&jobs[job].name) == kind {
+                    let r: &mut Option<f64> = &mut running[self.machine_flavor[m]];
+                    *r = Some(r.map_or(now - started, |e| e.max(now - started)));
+                }
+            }
+        }
+        running
+    }
+
     /// With learned estimates, every waiting job's again, as the plugin
     /// estimates every pending job at each plan from what it knows then.
-    fn relearn_pending(&mut self) {
+    fn relearn_pending(&mut self, now: f64) {
+        if self.learned.is_none() {
+            return;
+        }
         let waiting: Vec<usize> = self.pending.iter().map(|p| p.id).collect();
         for (k, j) in waiting.into_iter().enumerate() {
-            self.learn_estimates(j);
+            self.learn_estimates(now, j);
             self.pending[k].estimates = self.scaled_estimates(j, self.remaining[j]);
         }
     }
@@ -612,7 +634,7 @@ impl Sim<'_> {
         self.slots_held[job] = 0;
         self.preemptions[job] += 1;
         self.waiting_since[job] = now;
-        self.make_pending(job);
+        self.make_pending(now, job);
         Ok(())
     }
 
@@ -667,6 +689,9 @@ impl Sim<'_> {
     /// loop, then the policy's next wake-up; the users' new rates of
     /// service come from the state it leaves.
     fn schedule(&mut self, now: f64, policy: &mut dyn Policy) -> Result<(), SimError> {
+        // As the plugin does at each plan: the runs in flight have run
+        // longer since the last decision.
+        self.relearn_pending(now);
         if !self.pending.is_empty() {
             let asked = std::time::Instant::now();
             let stop = self.with_view(now, |view| policy.preempt(view));

@@ -14,12 +14,21 @@
 //!
 //! Where the job never ran on a flavor, the ratio carried there from
 //! other jobs is an optimistic one (`History::exploring_ratio`), so that a
-//! job is tried where it might be faster.
+//! job is tried where it might be faster; but not while a run of the same
+//! job is in flight there (`history::explores`): one run explores at a
+//! time.
+//!
+//! Whatever the source but a hint, an estimate is at least the time a run
+//! of the same job (user and name) in flight on that flavor has run so
+//! far (`history::in_flight`): nothing is learned of a job until its first
+//! run ends, and the runs that queue meanwhile would otherwise follow a
+//! long one onto the same flavor at the default.
 
 use super::hints::Hint;
-use super::history::History;
+use super::history::{self, History};
 use super::slots::SlotModel;
-use super::snapshot::JobInfo;
+use super::snapshot::{JobInfo, Snapshot};
+use std::collections::HashMap;
 
 /// The least time a job is planned to hold its slot. Slurm counts whole
 /// seconds and a launch takes a fraction of one; and to the matching a
@@ -40,6 +49,8 @@ pub enum Source {
     Ratio,
     /// The configured default run time.
     Default,
+    /// The time a run of the same job in flight has run so far.
+    InFlight,
 }
 
 /// A job's estimate per flavor of the slot model, and where each came
@@ -54,6 +65,7 @@ impl Source {
             Source::History => "history",
             Source::Ratio => "speed ratio",
             Source::Default => "default",
+            Source::InFlight => "a run in flight",
         }
     }
 }
@@ -67,7 +79,10 @@ pub(super) fn of_job(
     hint: &Hint,
     history: &History,
     default_runtime: f64,
+    in_flight: &InFlight,
 ) -> Estimates {
+    let running = in_flight.of_job(job);
+    let running = |f: usize| running.and_then(|r| r[f]);
     let allowed: Vec<bool> = (0..model.flavors.len())
         .map(|f| {
             let (gpu, nodes) = (model.gpu_flavor[f], &model.flavor_nodes[f]);
@@ -106,13 +121,14 @@ pub(super) fn of_job(
                 return None;
             }
             let flavor = &model.flavors[f].name;
+            let explore = running(f).is_none();
             let carried = || {
                 let from = known
                     .iter()
                     .enumerate()
                     .filter_map(|(b, k)| k.map(|(s, _)| (model.flavors[b].name.as_str(), s)));
                 history
-                    .carry(&job.user, &job.name, flavor, from)
+                    .carry(&job.user, &job.name, flavor, from, explore)
                     .map(|s| (s, Source::Ratio))
             };
             let (s, source) = known[f]
@@ -131,11 +147,64 @@ pub(super) fn of_job(
                             history.mean(&job.user, &job.name, from).map(|s| (from, s))
                         });
                     history
-                        .carry(&job.user, &job.name, flavor, fewer)
+                        .carry(&job.user, &job.name, flavor, fewer, explore)
                         .map(|s| (s, Source::Ratio))
                 })
                 .unwrap_or((default_runtime, Source::Default));
+            let (s, source) = match running(f) {
+                Some(r) if source != Source::Hint && history::in_flight(s, Some(r)) > s => {
+                    (r, Source::InFlight)
+                }
+                _ => (s, source),
+            };
             Some((s.max(MIN_PLANNED_SECONDS), source))
         })
         .collect()
+}
+
+/// The runs in flight: per job (user and name), how long its longest
+/// running record has run so far on each flavor of the slot model.
+#[derive(Clone, Debug, Default)]
+pub struct InFlight {
+    /// user -> job name -> per flavor
+    by_job: HashMap<String, HashMap<String, Vec<Option<f64>>>>,
+}
+
+impl InFlight {
+    /// The runs of `snap`'s running jobs, on the flavors of `model`.
+    pub fn of(snap: &Snapshot, model: &SlotModel) -> InFlight {
+        let node_index: HashMap<&str, usize> = snap
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let mut by_job: HashMap<String, HashMap<String, Vec<Option<f64>>>> = HashMap::new();
+        for job in &snap.running {
+            let Some(place) = &job.running else { continue };
+            let Some(f) = node_index
+                .get(place.node.as_str())
+                .and_then(|&n| model.flavor_on(snap, &place.partition, n))
+            else {
+                continue;
+            };
+            let elapsed = (snap.now - place.start).max(0.0);
+            let per_flavor = by_job
+                .entry(job.user.clone())
+                .or_default()
+                .entry(job.name.clone())
+                .or_insert_with(|| vec![None; model.flavors.len()]);
+            per_flavor[f] = Some(per_flavor[f].map_or(elapsed, |e: f64| e.max(elapsed)));
+        }
+        InFlight { by_job }
+    }
+
+    /// Per model flavor, how long `job`'s longest run in flight there has
+    /// run; `None` when no run of it is in flight.
+    fn of_job(&self, job: &JobInfo) -> Option<&[Option<f64>]> {
+        self.by_job
+            .get(&job.user)
+            .and_then(|names| names.get(&job.name))
+            .map(Vec::as_slice)
+    }
 }

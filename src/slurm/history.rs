@@ -43,6 +43,24 @@ const ONE_JOB_SPREAD: f64 = std::f64::consts::LN_2;
 /// two runs may be a crash or a smoke test.
 pub const TRUSTED_RUNS: u64 = 3;
 
+/// Whether an estimate for flavor `f` may explore (take the optimistic
+/// ratio): not while a run of the same job is in flight there, whose end
+/// will teach the job's own time. One run explores at a time; without
+/// this, every run that arrives before the first ends is sent to try the
+/// same flavor.
+pub fn explores(running: &[Option<f64>], f: usize) -> bool {
+    running.get(f).is_none_or(Option::is_none)
+}
+
+/// An estimate for a flavor where a run of the same job (user, name) is
+/// in flight: at least the time that run has run so far. Until a job's
+/// first run ends nothing is learned of it; its elapsed time is the one
+/// fact there is, and it keeps the next runs from following a run that
+/// turns out long onto the same flavor.
+pub fn in_flight(estimate: f64, running: Option<f64>) -> f64 {
+    running.map_or(estimate, |r| estimate.max(r))
+}
+
 #[derive(Clone, Debug)]
 struct Entry {
     count: u64,
@@ -160,17 +178,26 @@ impl History {
     }
 
     /// A run time in flavor `to` carried from the first of `known`
-    /// (flavor, seconds) in another flavor with a speed ratio.
+    /// (flavor, seconds) in another flavor with a speed ratio: the
+    /// exploring one ([`History::exploring_ratio`]) when `explore`, else
+    /// [`History::speed_ratio`].
     pub fn carry<'a>(
         &self,
         user: &str,
         name: &str,
         to: &str,
         known: impl IntoIterator<Item = (&'a str, f64)>,
+        explore: bool,
     ) -> Option<f64> {
         known.into_iter().find_map(|(from, s)| {
             (from != to)
-                .then(|| self.exploring_ratio(user, name, to, from))
+                .then(|| {
+                    if explore {
+                        self.exploring_ratio(user, name, to, from)
+                    } else {
+                        self.speed_ratio(user, name, to, from)
+                    }
+                })
                 .flatten()
                 .map(|r| s * r)
         })
@@ -180,9 +207,18 @@ impl History {
     /// in the plugin's order without a hint or a time limit: the trusted
     /// mean, else another flavor's trusted mean times the speed ratio,
     /// else the mean of fewer runs, else another flavor's mean of fewer
-    /// runs times the ratio; `None` when nothing is known. The simulator's
-    /// learned estimates.
-    pub fn estimates(&self, user: &str, name: &str, flavors: &[&str]) -> Vec<Option<f64>> {
+    /// runs times the ratio; `None` when nothing is known. `running` holds,
+    /// per flavor, how long a run of this job in flight there has run
+    /// (see [`explores`]); the caller applies its default where this
+    /// gives `None`, then [`in_flight`]. The simulator's learned
+    /// estimates.
+    pub fn estimates(
+        &self,
+        user: &str,
+        name: &str,
+        flavors: &[&str],
+        running: &[Option<f64>],
+    ) -> Vec<Option<f64>> {
         let trusted: Vec<Option<f64>> = flavors
             .iter()
             .map(|p| self.trusted_mean(user, name, p))
@@ -201,10 +237,12 @@ impl History {
         flavors
             .iter()
             .zip(&trusted)
-            .map(|(p, t)| {
-                t.or_else(|| self.carry(user, name, p, known()))
+            .enumerate()
+            .map(|(f, (p, t))| {
+                let explore = explores(running, f);
+                t.or_else(|| self.carry(user, name, p, known(), explore))
                     .or_else(|| self.mean(user, name, p))
-                    .or_else(|| self.carry(user, name, p, any_mean()))
+                    .or_else(|| self.carry(user, name, p, any_mean(), explore))
             })
             .collect()
     }
@@ -354,7 +392,10 @@ mod tests {
         let tried = h.exploring_ratio("bob", "d", "cpu", "gpu").unwrap();
         assert!((mean - 4.0).abs() < 1e-9, "{mean}");
         assert!((tried - 2.0).abs() < 1e-9, "{tried}");
-        assert_eq!(h.estimates("bob", "d", &["gpu", "cpu"])[1], Some(200.0));
+        assert_eq!(
+            h.estimates("bob", "d", &["gpu", "cpu"], &[None, None])[1],
+            Some(200.0)
+        );
         // Once it ran there, its own ratio counts.
         h.record("bob", "d", "cpu", 1000.0);
         h.refresh_ratios();

@@ -16,7 +16,7 @@
 //! ([`FullNodes`]), and the job is planned again at once elsewhere.
 
 use super::config::{Config, FairshareBy, PreemptMode};
-use super::estimates::{self, Estimates, Source};
+use super::estimates::{self, Estimates, InFlight, Source};
 use super::full_nodes::{FullNodes, Occupants};
 use super::hints::{self, Hint};
 use super::history::History;
@@ -107,6 +107,9 @@ pub struct Planner {
     /// Runs read from accounting at the first start, learned at the next
     /// plan (which names their flavors from its snapshot).
     from_accounting: Vec<FinishedJob>,
+    /// This plan's runs in flight, which the estimates of the view's
+    /// running jobs read (see [`estimates::of_job`]).
+    in_flight: InFlight,
 }
 
 /// Runs from accounting held for the next plan, at most.
@@ -145,6 +148,7 @@ impl Planner {
             slurm_usage: HashMap::new(),
             learned_through: 0.0,
             from_accounting: Vec::new(),
+            in_flight: InFlight::default(),
         }
     }
 
@@ -301,6 +305,7 @@ impl Planner {
             return unchecked();
         };
         let model = SlotModel::build(&self.config, snap, &self.full);
+        let in_flight = InFlight::of(snap, &model);
         let keys = model.hint_keys();
         let mut usable = vec![false; model.flavors.len()];
         for slot in &model.slots {
@@ -325,10 +330,17 @@ impl Planner {
                         vec![None; model.flavors.len()]
                     } else {
                         let hint = hints::parse(&job.comment, &keys);
-                        self.estimates(&model, job, &hint)
-                            .into_iter()
-                            .map(|e| e.map(|(s, _)| s))
-                            .collect()
+                        estimates::of_job(
+                            &model,
+                            job,
+                            &hint,
+                            &self.history,
+                            self.config.default_runtime,
+                            &in_flight,
+                        )
+                        .into_iter()
+                        .map(|e| e.map(|(s, _)| s))
+                        .collect()
                     };
                 let next = groups.len();
                 let party = if per_user {
@@ -429,6 +441,7 @@ impl Planner {
             self.service.forget_least_served(MAX_USERS / 2);
         }
         let model = SlotModel::build(&self.config, snap, &self.full);
+        self.in_flight = InFlight::of(snap, &model);
         let keys = model.hint_keys();
         let hints: Vec<Hint> = snap
             .pending
@@ -666,7 +679,14 @@ impl PlanMemory for Planner {
 
     /// Estimate per model flavor for `job`; `None` where it may not run.
     fn estimates(&self, model: &SlotModel, job: &JobInfo, hint: &Hint) -> Estimates {
-        estimates::of_job(model, job, hint, &self.history, self.config.default_runtime)
+        estimates::of_job(
+            model,
+            job,
+            hint,
+            &self.history,
+            self.config.default_runtime,
+            &self.in_flight,
+        )
     }
 
     fn default_runtime(&self) -> f64 {

@@ -89,6 +89,49 @@ fn t_a_learned_run_time_survives_a_controller_restart() {
     assert!(c.controller_up());
 }
 
+/// Nothing is learned of a job until its first run ends. Meanwhile the
+/// time that run has run is the floor of the next run's estimate on that
+/// flavor, and the note says so.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn t_a_run_in_flight_bounds_the_next_runs_estimate() {
+    let c = Cluster::start(
+        &[&["--sched", "sched/fairmatch"], ONE_CPU].concat(),
+        "IntervalMs=100\nDefaultRuntime=2\n",
+    );
+    let sweep = |seconds| c.submit(&["-p", "cpu", "-J", "sweep"], seconds, seconds);
+    let first = sweep(60.0);
+    let started = c.wait_state(first, "RUNNING", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_secs(8));
+    // The one CPU is held: the next run waits, and its first plan leaves
+    // the note.
+    let second = sweep(1.0);
+    let queued = harness::now();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut note = c.admin_comment(second);
+    while note.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        note = c.admin_comment(second);
+    }
+    eprintln!("in flight: the second run's note reads {note:?}");
+    let estimate: f64 = note
+        .split("cpu=")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix("s (a run in flight)"))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{note:?}\n{}", c.log_tail()));
+    // Slurm's start time is in whole seconds; the note is written within
+    // the deadline above.
+    let ran = queued - started;
+    assert!(
+        estimate >= ran - 2.0 && estimate <= ran + 22.0,
+        "{estimate} s against {ran:.1} s run when queued"
+    );
+    assert_eq!(c.state(second), "PENDING");
+    harness::run(c.cmd("scancel").arg(first.to_string()));
+    c.wait_done(&[second], Duration::from_secs(60));
+}
+
 /// A site ran backfill with slurmdbd; it switches to fairmatch, which has
 /// no state file yet: its first start reads the runs slurmdbd saw
 /// complete, so a job with no hint and no limit is estimated from them.
