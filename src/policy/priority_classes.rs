@@ -6,10 +6,13 @@
 //! partition `PriorityTier`, QOS priority and an admin's priority: see
 //! `slurm::priority`). A class is offered the cluster as the classes above
 //! it leave it, so a lower class never takes a slot a higher class starts
-//! on now, and never a slot a higher class's waiting gang holds: the first
-//! [`RESERVATIONS`] such gangs hold the nodes where the serial schedule of
-//! [`gang_plan`] would start them soonest, as Slurm's backfill holds a
-//! reservation for its top jobs. A waiting one-slot job of a higher class
+//! on now, and never a slot a higher class's waiting gang holds: the
+//! gangs its plan reserves (AlloX's first reservations in its gang plan,
+//! `allox::gangs`) hold the nodes and flavor that plan starts them on, as
+//! Slurm's backfill holds a reservation for its top jobs. A policy with no
+//! such plan has its first [`RESERVATIONS`] waiting gangs, in arrival
+//! order on their fastest flavor, hold the nodes where the serial schedule
+//! of [`gang_plan`] would start them soonest. A waiting one-slot job of a higher class
 //! holds nothing: the policy left it waiting for a busy machine it prefers
 //! (a faster flavor, or its fairness rule's turn), and an idle slot it did
 //! not take now is one the matching does not plan it on.
@@ -64,12 +67,24 @@ pub fn highest<'v>(view: &View<'v>) -> Highest<'v> {
     }
 }
 
+/// What one class's decision leaves the classes below.
+pub struct ClassDecision {
+    /// The class's starts.
+    pub starts: Vec<Start>,
+    /// The idle machines (indices into the view's) its plan holds for its
+    /// waiting jobs, and until when from now. `None` where the policy
+    /// keeps no such plan: then its oldest waiting gangs hold the nodes
+    /// where an arrival-order serial schedule would start them
+    /// ([`held_by_gangs`]).
+    pub held: Option<Vec<(usize, f64)>>,
+}
+
 /// The starts of the highest class that starts anything, asking `decide`
 /// once per class, highest first, with a view of that class's jobs on the
 /// slots the classes above leave. Empty when no class starts a job.
 pub fn decide_by_class(
     view: &View<'_>,
-    mut decide: impl FnMut(&View<'_>) -> Result<Vec<Start>, PolicyError>,
+    mut decide: impl FnMut(&View<'_>) -> Result<ClassDecision, PolicyError>,
 ) -> Result<Vec<Start>, PolicyError> {
     let mut classes: Vec<u32> = view.pending.iter().map(|j| j.priority).collect();
     classes.sort_unstable_by(|a, b| b.cmp(a));
@@ -90,14 +105,15 @@ pub fn decide_by_class(
             pending: &pending,
             ..view.clone()
         };
-        let starts = decide(&sub)?;
-        if !starts.is_empty() {
-            return Ok(starts);
+        let decision = decide(&sub)?;
+        if !decision.starts.is_empty() {
+            return Ok(decision.starts);
         }
         // A held slot is busy to the classes below until the gang
         // holding it ends: "free now" would have their matching wait for
         // it rather than take another idle slot.
-        for (m, until) in held_by_gangs(&sub) {
+        let held = decision.held.unwrap_or_else(|| held_by_gangs(&sub));
+        for (m, until) in held {
             machines[m].idle = false;
             machines[m].free_at = machines[m].free_at.max(view.now + until);
         }
@@ -180,6 +196,61 @@ mod tests {
                     .map(|machine| vec![Start { job: j.id, machine }])
             })
             .unwrap_or_default())
+    }
+
+    fn first_fit_class(view: &View<'_>) -> Result<ClassDecision, PolicyError> {
+        Ok(ClassDecision {
+            starts: first_fit(view)?,
+            held: None,
+        })
+    }
+
+    /// AlloX's own plan says where a higher class's gang will start, and
+    /// that is what it holds: here the CPU node, free sooner, not the GPUs
+    /// it is fastest on. Held by the fastest flavor, the GPUs (none idle)
+    /// would hold nothing, and the lower class's job would take the CPU
+    /// slot and delay the gang by 20 s.
+    #[test]
+    fn a_gang_holds_the_nodes_its_class_plan_reserves() {
+        use crate::policy::allox::Allox;
+        use crate::policy::Policy;
+        let flavors = flavors();
+        let busy_until = |flavor, node, free_at| MachineView {
+            flavor,
+            node,
+            free_at,
+            idle: false,
+        };
+        let machines = vec![
+            busy_until(0, 0, 200.0),
+            busy_until(0, 0, 200.0),
+            busy_until(1, 1, 30.0),
+            machine(1, 1, true),
+        ];
+        // 10 s on GPUs from t = 200, or 40 s on CPUs from t = 30.
+        let gang = job(1, 5, Width::new(2, 1).unwrap());
+        let pending = vec![gang, job(2, 0, Width::ONE)];
+        let view = View {
+            now: 10.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &[],
+            user_weights: &[1.0],
+            attained: &[],
+        };
+        let mut allox = Allox::new(1.0).unwrap();
+        assert_eq!(allox.decide(&view).unwrap(), Vec::<Start>::new());
+        // The gang alone would wait too; the lower-class job alone starts.
+        let pending = vec![job(2, 0, Width::ONE)];
+        let view = View {
+            pending: &pending,
+            ..view
+        };
+        assert_eq!(
+            allox.decide(&view).unwrap(),
+            vec![Start { job: 2, machine: 3 }]
+        );
     }
 
     /// Through AlloX's matching: the held GPU is busy until the gang ends,
@@ -292,7 +363,7 @@ mod tests {
             attained: &[],
         };
         assert!(several(&view));
-        let starts = decide_by_class(&view, first_fit).unwrap();
+        let starts = decide_by_class(&view, first_fit_class).unwrap();
         assert_eq!(starts, vec![Start { job: 2, machine: 0 }]);
     }
 
@@ -318,7 +389,7 @@ mod tests {
             user_weights: &[1.0],
             attained: &[],
         };
-        let starts = decide_by_class(&view, first_fit).unwrap();
+        let starts = decide_by_class(&view, first_fit_class).unwrap();
         assert_eq!(starts, vec![Start { job: 2, machine: 2 }]);
         // With one class, the same job takes the idle GPU.
         let pending = vec![job(2, 0, Width::ONE)];

@@ -97,7 +97,7 @@ impl Allox {
 
     /// The starts the plan of `candidates` makes now.
     fn plan_gangs(
-        &self,
+        &mut self,
         view: &View<'_>,
         nodes: &[PlanNode],
         idle: &[Vec<usize>],
@@ -134,13 +134,33 @@ impl Allox {
             gang_plan::improved_order(nodes, flavors, &head_jobs, head_order, SEARCH_BUDGET);
         order.extend(improved.into_iter().map(|(i, f)| (rest[i].0, f)));
         order.extend(rest[head..].iter().copied());
-        let placements = gang_plan::start_now(nodes, flavors, &jobs, &order, self.reservations);
-        let placements = if self.alpha < 1.0 {
-            &placements[..placements.len().min(1)]
-        } else {
-            &placements[..]
-        };
-        let starts = gang_plan::starts_now(placements, candidates, idle);
+        let mut placements = gang_plan::start_now(nodes, flavors, &jobs, &order, self.reservations);
+        self.held = held_by(&placements, idle);
+        if self.alpha < 1.0 {
+            // One start per decision: the first the plan makes now.
+            if let Some(first) = placements.iter().position(|p| p.start == 0.0) {
+                placements = vec![placements.swap_remove(first)];
+            }
+        }
+        let starts = gang_plan::starts_now(&placements, candidates, idle);
         Ok(starts)
     }
+}
+
+/// The idle machines the plan's reservations hold (`idle`, per node, as
+/// [`gang_plan::view_nodes`] gives them), and until when from now: a
+/// machine two reservations hold is held until the later one ends.
+fn held_by(placements: &[gang_plan::Placement], idle: &[Vec<usize>]) -> Vec<(usize, f64)> {
+    let mut held: Vec<(usize, f64)> = placements
+        .iter()
+        .filter(|p| p.start > 0.0)
+        .flat_map(|p| {
+            p.nodes
+                .iter()
+                .flat_map(move |&n| idle[n].iter().map(move |&m| (m, p.end)))
+        })
+        .collect();
+    held.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    held.dedup_by_key(|h| h.0);
+    held
 }

@@ -84,6 +84,10 @@ pub struct Allox {
     /// Without preemption: the share of each flavor's machines overdue
     /// jobs may hold at once (see `overdue`).
     pub tier_share: f64,
+    /// The idle machines the last decision's gang plan holds for its
+    /// reservations, and until when from now: what a priority class
+    /// leaves the classes below (`priority_classes`).
+    held: Vec<(usize, f64)>,
     /// Running jobs the overdue tier started.
     promoted: IdMap<()>,
 }
@@ -119,6 +123,7 @@ impl Allox {
             next_round: None,
             requeued: IdMap::default(),
             tier_share: overdue::TIER_SHARE,
+            held: Vec::new(),
             promoted: IdMap::default(),
         })
     }
@@ -257,7 +262,11 @@ impl Policy for Allox {
             // Each class is a matching of its own: none is warm.
             return priority_classes::decide_by_class(view, |class| {
                 self.warm.0 = None;
-                self.decide_class(class)
+                let starts = self.decide_class(class)?;
+                Ok(priority_classes::ClassDecision {
+                    starts,
+                    held: Some(std::mem::take(&mut self.held)),
+                })
             });
         }
         self.decide_class(view)
@@ -272,6 +281,7 @@ impl Allox {
     // `continue 'start` resumes the choice from there; split up, all of that
     // state would travel through every step on each scheduling event.
     fn decide_class(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
+        self.held.clear();
         let mut idle: Vec<bool> = view.machines.iter().map(|m| m.idle).collect();
         if view.pending.is_empty() || !idle.contains(&true) {
             return Ok(Vec::new());

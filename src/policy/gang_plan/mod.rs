@@ -499,10 +499,11 @@ pub fn total_completion(placements: &[Placement]) -> f64 {
     placements.iter().map(|p| p.end).sum()
 }
 
-/// The jobs of `order` that start now, and their nodes: each job starts if
-/// its gang fits now without delaying a reservation; the first
-/// `reservations` jobs that do not fit now each reserve their earliest
-/// fit. Stops once no slot is idle and the reservations are made.
+/// The jobs of `order` that start now (`start` 0), and their nodes: each
+/// job starts if its gang fits now without delaying a reservation; the
+/// first `reservations` jobs that do not fit now each reserve their
+/// earliest fit, and are listed with it (`start` > 0). Stops once no slot
+/// is idle and the reservations are made.
 pub fn start_now(
     nodes: &[PlanNode],
     flavors: usize,
@@ -535,8 +536,16 @@ pub fn start_now(
                 continue;
             }
         }
-        if reserved < reservations && schedule.place_earliest(f, width, p).is_some() {
-            reserved += 1;
+        if reserved < reservations {
+            if let Some((start, nodes)) = schedule.place_earliest(f, width, p) {
+                reserved += 1;
+                out.push(Placement {
+                    job: j,
+                    nodes,
+                    start,
+                    end: start + p,
+                });
+            }
         }
     }
     out
@@ -575,7 +584,8 @@ mod tests {
         ];
         let order = [(0, 0), (1, 0), (2, 0)];
         let now = start_now(&nodes, 1, &jobs, &order, 1);
-        assert_eq!(now.iter().map(|p| p.job).collect::<Vec<_>>(), vec![2]);
+        let listed: Vec<(usize, f64)> = now.iter().map(|p| (p.job, p.start)).collect();
+        assert_eq!(listed, vec![(0, 10.0), (2, 0.0)]);
         let all = schedule_all(&nodes, 1, &jobs, &order);
         assert_eq!(all[0].start, 10.0);
         assert_eq!(all[1].start, 40.0);
