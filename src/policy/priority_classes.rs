@@ -75,7 +75,7 @@ pub struct ClassDecision {
     /// waiting jobs, and until when from now. `None` where the policy
     /// keeps no such plan: then its oldest waiting gangs hold the nodes
     /// where an arrival-order serial schedule would start them
-    /// ([`held_by_gangs`]).
+    /// (`held_by_gangs`).
     pub held: Option<Vec<(usize, f64)>>,
 }
 
