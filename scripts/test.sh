@@ -60,12 +60,22 @@ for series in 23.11 24.11 25.11 26.05; do
     scripts/build-plugin.sh "$series"
 done
 
+# Each line of a suite's output gets the seconds since the suite began,
+# so a log says what each scenario took.
+stamped() {
+    local start=$SECONDS line
+    while IFS= read -r line; do
+        printf '[%5d s] %s\n' $((SECONDS - start)) "$line"
+    done
+}
+
 step "Slurm end-to-end tests on a real multi-node cluster (several minutes)"
 # The burst test defaults to 10,000 jobs (about 40 minutes for both
 # schedulers on 2 cores); CI runs 600 of them, most of whose time is
 # backfill's makespan. Set FAIRMATCH_BURST_JOBS to run more.
 export FAIRMATCH_BURST_JOBS=${FAIRMATCH_BURST_JOBS:-600}
-cargo test --locked --test slurm_e2e -- --ignored --test-threads=1 --nocapture --skip bench_
+cargo test --locked --test slurm_e2e -- --ignored --test-threads=1 --nocapture --skip bench_ 2>&1 |
+    stamped
 
 # The end-to-end tests against a release built from source: its daemons
 # from /opt (scripts/slurm-install.sh), the plugin built for it, and a
@@ -77,7 +87,8 @@ e2e_on() {
     FAIRMATCH_SLURM_PREFIX=$prefix FAIRMATCH_PLUGIN_DIR=$PWD/target/plugin/$series \
         FAIRMATCH_OTHER_PLUGIN_DIR=$PWD/target/plugin/$other \
         PATH="$prefix/sbin:$prefix/bin:$PATH" \
-        cargo test --locked --test slurm_e2e -- --ignored --test-threads=1 --nocapture "$@"
+        cargo test --locked --test slurm_e2e -- --ignored --test-threads=1 --nocapture "$@" 2>&1 |
+        stamped
 }
 
 step "Slurm 26.05: daemons built from source (cached), then the whole suite"
