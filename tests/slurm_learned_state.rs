@@ -295,6 +295,11 @@ fn a_run_in_flight_bounds_its_jobs_estimate_and_explores_one_at_a_time() {
         both(4, "", "finetune"),
         both(5, "", "sweep"),
         both(6, "fairmatch: cpu=10s", "sweep"),
+        {
+            let mut limited = both(7, "", "sweep");
+            limited.time_limit = Some(1000.0);
+            limited
+        },
     ];
     let decisions = p.plan(&snap);
     // finetune's ratio to cpu is alice's, 4x: a factor of 2 in cpu's
@@ -313,9 +318,11 @@ fn a_run_in_flight_bounds_its_jobs_estimate_and_explores_one_at_a_time() {
         sweep.contains("cpu=5000s (a run in flight)") && sweep.contains("gpu=3600s (default)"),
         "{sweep}"
     );
-    // A hint stands.
+    // A hint stands, and a run is not planned past its own limit.
     let hinted = note(&decisions, 6);
     assert!(hinted.contains("cpu=10s (hint)"), "{hinted}");
+    let limited = note(&decisions, 7);
+    assert!(limited.contains("cpu=1000s (time limit)"), "{limited}");
 }
 
 /// After a restart slurmctld's shim reports again every finished job it

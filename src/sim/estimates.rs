@@ -26,9 +26,11 @@ pub enum EstimateSource {
         seed: u64,
     },
     /// As the plugin learns them, with no hint and no time limit: when a
-    /// job arrives, the history of the jobs finished so far (keyed by
-    /// user, [`kind`] and flavor; `slurm::history::History::estimates`),
-    /// `default` seconds where it knows nothing.
+    /// job arrives and again at every decision while it waits, the
+    /// history of the jobs finished so far (keyed by user, [`kind`] and
+    /// flavor; `slurm::history::History::estimates`), `default` seconds
+    /// where it knows nothing, and at least the time the job's longest run
+    /// in flight on a flavor has run there (`slurm::history::in_flight`).
     Learned {
         /// Seconds, when nothing is known (the plugin's `DefaultRuntime`).
         default: f64,

@@ -18,11 +18,11 @@ use crate::model::Scenario;
 use crate::ordered::TotalF64 as Time;
 use crate::policy::decision_loop::{self, AttainedService, Driver};
 use crate::policy::{IdMap, MachineView, PendingJob, Policy, PolicyError, RunningJob, Start, View};
-use crate::slurm::history::{in_flight, History};
+use crate::slurm::history::{self, History};
 use crate::slurm::planner::MIN_PLANNED_SECONDS;
 use std::cell::Cell;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 
 /// How long fairmatch's profiling runs a job on each flavor before it may be
@@ -182,6 +182,10 @@ enum Event {
     /// The policy asked to be asked again now ([`Policy::wake_at`]).
     Wake,
 }
+
+/// (user, job kind) -> per flavor, how long its longest run in flight
+/// there has run.
+type RunsInFlight<'a> = HashMap<(usize, &'a str), Vec<Option<f64>>>;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Busy {
@@ -410,7 +414,7 @@ fn profiling_groups(scenario: &Scenario, profile: Profiling) -> Vec<usize> {
     group_of
 }
 
-impl Sim<'_> {
+impl<'a> Sim<'a> {
     fn push(&mut self, time: f64, event: Event) {
         self.seq += 1;
         self.events.push(Reverse((Time(time), event, self.seq)));
@@ -514,7 +518,8 @@ impl Sim<'_> {
     /// work it has left.
     fn make_pending(&mut self, now: f64, j: usize) {
         if self.remaining[j] == 1.0 {
-            self.learn_estimates(now, j);
+            let in_flight = self.runs_in_flight(now);
+            self.learn_estimates(j, &in_flight);
         }
         let job = &self.scenario.workload.jobs[j];
         self.pending.push(PendingJob {
@@ -528,9 +533,9 @@ impl Sim<'_> {
     }
 
     /// With learned estimates, job `j`'s as the history of the jobs
-    /// finished so far and the runs of its job in flight give them, where
-    /// it may run.
-    fn learn_estimates(&mut self, now: f64, j: usize) {
+    /// finished so far and the runs in flight (`runs_in_flight`) give
+    /// them, where it may run.
+    fn learn_estimates(&mut self, j: usize, in_flight: &RunsInFlight) {
         let Some((history, default)) = &self.learned else {
             return;
         };
@@ -543,31 +548,39 @@ impl Sim<'_> {
             .iter()
             .map(|f| f.name.as_str())
             .collect();
-        let running = self.in_flight(now, j);
-        let learned = history.estimates(user, estimates::kind(&job.name), &flavors, &running);
+        let kind = estimates::kind(&job.name);
+        let none = vec![None; flavors.len()];
+        let running = in_flight.get(&(job.user, kind)).unwrap_or(&none);
+        let learned = history.estimates(user, kind, &flavors, running);
         for ((e, l), r) in self.estimates[j].iter_mut().zip(learned).zip(running) {
             if e.is_some() {
-                let estimate = in_flight(l.unwrap_or(*default), r);
+                let estimate = history::in_flight(l.unwrap_or(*default), *r);
                 *e = Some(estimate.max(MIN_PLANNED_SECONDS));
             }
         }
     }
 
-    /// Per flavor, how long the longest run in flight there of job `j`'s
-    /// job (its user and [`estimates::kind`]) has run at `now`.
-    fn in_flight(&self, now: f64, j: usize) -> Vec<Option<f64>> {
-        let jobs = &self.scenario.workload.jobs;
-        let (user, kind) = (jobs[j].user, estimates::kind(&jobs[j].name));
-        let mut running = vec![None; self.scenario.cluster.flavors.len()];
+    /// Per job (user and [`estimates::kind`]) with a run in flight at
+    /// `now`: per flavor, how long its longest run there has run. Empty
+    /// without learned estimates.
+    fn runs_in_flight(&self, now: f64) -> RunsInFlight<'a> {
+        let mut runs = RunsInFlight::new();
+        if self.learned.is_none() {
+            return runs;
+        }
+        let scenario: &'a Scenario = self.scenario;
+        let jobs = &scenario.workload.jobs;
         for (m, busy) in self.machines.iter().enumerate() {
             if let Busy::Job { job, started, .. } = *busy {
-                if jobs[job].user == user && estimates::kind(&jobs[job].name) == kind {
-                    let r: &mut Option<f64> = &mut running[self.machine_flavor[m]];
-                    *r = Some(r.map_or(now - started, |e| e.max(now - started)));
-                }
+                let key = (jobs[job].user, estimates::kind(&jobs[job].name));
+                let per_flavor = runs
+                    .entry(key)
+                    .or_insert_with(|| vec![None; scenario.cluster.flavors.len()]);
+                let r = &mut per_flavor[self.machine_flavor[m]];
+                *r = Some(r.map_or(now - started, |e: f64| e.max(now - started)));
             }
         }
-        running
+        runs
     }
 
     /// With learned estimates, every waiting job's again, as the plugin
@@ -576,9 +589,10 @@ impl Sim<'_> {
         if self.learned.is_none() {
             return;
         }
+        let in_flight = self.runs_in_flight(now);
         let waiting: Vec<usize> = self.pending.iter().map(|p| p.id).collect();
         for (k, j) in waiting.into_iter().enumerate() {
-            self.learn_estimates(now, j);
+            self.learn_estimates(j, &in_flight);
             self.pending[k].estimates = self.scaled_estimates(j, self.remaining[j]);
         }
     }

@@ -18,11 +18,15 @@
 //! job is in flight there (`history::explores`): one run explores at a
 //! time.
 //!
-//! Whatever the source but a hint, an estimate is at least the time a run
-//! of the same job (user and name) in flight on that flavor has run so
-//! far (`history::in_flight`): nothing is learned of a job until its first
+//! Whatever the source but a hint, a pending job's estimate is at least
+//! the time a run of the same job (user and name) in flight on that
+//! flavor has run so far, up to the job's own time limit
+//! (`history::in_flight`): nothing is learned of a job until its first
 //! run ends, and the runs that queue meanwhile would otherwise follow a
-//! long one onto the same flavor at the default.
+//! long one onto the same flavor at the default. Runs in flight are those
+//! of the plan's snapshot: the runs one plan starts do not see each other.
+//! A running job's own estimates are not raised (`Planner`'s
+//! `PlanMemory::estimates`).
 
 use super::hints::Hint;
 use super::history::{self, History};
@@ -151,7 +155,9 @@ pub(super) fn of_job(
                         .map(|s| (s, Source::Ratio))
                 })
                 .unwrap_or((default_runtime, Source::Default));
-            let (s, source) = match running(f) {
+            // Never past the job's own limit: Slurm ends it there.
+            let floor = running(f).map(|r| job.time_limit.map_or(r, |l| r.min(l)));
+            let (s, source) = match floor {
                 Some(r) if source != Source::Hint && history::in_flight(s, Some(r)) > s => {
                     (r, Source::InFlight)
                 }

@@ -277,7 +277,10 @@ impl History {
         }
         self.ratios = logs
             .into_iter()
-            .map(|(k, ln)| {
+            .map(|(k, mut ln)| {
+                // Summed in one order whatever the map's: a simulation
+                // gives the same decisions run after run.
+                ln.sort_unstable_by(f64::total_cmp);
                 let n = ln.len() as f64;
                 let ln_mean = ln.iter().sum::<f64>() / n;
                 let ln_spread = if ln.len() < 2 {

@@ -107,9 +107,6 @@ pub struct Planner {
     /// Runs read from accounting at the first start, learned at the next
     /// plan (which names their flavors from its snapshot).
     from_accounting: Vec<FinishedJob>,
-    /// This plan's runs in flight, which the estimates of the view's
-    /// running jobs read (see [`estimates::of_job`]).
-    in_flight: InFlight,
 }
 
 /// Runs from accounting held for the next plan, at most.
@@ -148,7 +145,6 @@ impl Planner {
             slurm_usage: HashMap::new(),
             learned_through: 0.0,
             from_accounting: Vec::new(),
-            in_flight: InFlight::default(),
         }
     }
 
@@ -441,7 +437,7 @@ impl Planner {
             self.service.forget_least_served(MAX_USERS / 2);
         }
         let model = SlotModel::build(&self.config, snap, &self.full);
-        self.in_flight = InFlight::of(snap, &model);
+        let in_flight = InFlight::of(snap, &model);
         let keys = model.hint_keys();
         let hints: Vec<Hint> = snap
             .pending
@@ -452,7 +448,16 @@ impl Planner {
             .pending
             .iter()
             .zip(&hints)
-            .map(|(job, hint)| self.estimates(&model, job, hint))
+            .map(|(job, hint)| {
+                estimates::of_job(
+                    &model,
+                    job,
+                    hint,
+                    &self.history,
+                    self.config.default_runtime,
+                    &in_flight,
+                )
+            })
             .collect();
         let mut view = SnapshotView::build(self, snap, &model, &estimates, &classes);
         let preemptions = self.preempt(snap, &mut view);
@@ -677,7 +682,10 @@ impl PlanMemory for Planner {
         }
     }
 
-    /// Estimate per model flavor for `job`; `None` where it may not run.
+    /// Estimate per model flavor for running `job`; `None` where it may
+    /// not run. Runs in flight do not raise it: its own run would, and its
+    /// estimates weigh its user's share of the cluster (`job_share`), which
+    /// must not shrink as the job runs on.
     fn estimates(&self, model: &SlotModel, job: &JobInfo, hint: &Hint) -> Estimates {
         estimates::of_job(
             model,
@@ -685,7 +693,7 @@ impl PlanMemory for Planner {
             hint,
             &self.history,
             self.config.default_runtime,
-            &self.in_flight,
+            &InFlight::default(),
         )
     }
 

@@ -34,7 +34,8 @@ pub(super) trait PlanMemory {
     fn is_refused(&self, job_id: u32) -> bool;
     /// The attained service of a fair-share party.
     fn attained(&self, key: &str) -> f64;
-    /// `job`'s estimate per flavor of `model`, given its parsed hint.
+    /// Running `job`'s estimate per flavor of `model`, given its parsed
+    /// hint.
     fn estimates(&self, model: &SlotModel, job: &JobInfo, hint: &Hint) -> Estimates;
     /// The run time assumed where a running job has no estimate.
     fn default_runtime(&self) -> f64;

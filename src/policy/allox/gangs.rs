@@ -135,7 +135,14 @@ impl Allox {
         order.extend(improved.into_iter().map(|(i, f)| (rest[i].0, f)));
         order.extend(rest[head..].iter().copied());
         let mut placements = gang_plan::start_now(nodes, flavors, &jobs, &order, self.reservations);
-        self.held = held_by(&placements, idle);
+        // A one-slot job's reservation holds nothing from the classes
+        // below: it waits for a busy machine it prefers.
+        let gangs: Vec<gang_plan::Placement> = placements
+            .iter()
+            .filter(|p| !candidates[p.job].width.is_one())
+            .cloned()
+            .collect();
+        self.held = held_by(&gangs, idle);
         if self.alpha < 1.0 {
             // One start per decision: the first the plan makes now.
             if let Some(first) = placements.iter().position(|p| p.start == 0.0) {
