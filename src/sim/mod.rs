@@ -450,7 +450,7 @@ impl<'a> Sim<'a> {
                     }
                 }
                 if profile == Profiling::Off {
-                    self.make_pending(now, j);
+                    self.make_pending(j);
                 }
             }
             Event::Wake => {
@@ -504,7 +504,7 @@ impl<'a> Sim<'a> {
                         self.probes_left[group] -= 1;
                         if self.probes_left[group] == 0 {
                             for j in std::mem::take(&mut self.group_jobs[group]) {
-                                self.make_pending(now, j);
+                                self.make_pending(j);
                             }
                         }
                     }
@@ -515,12 +515,9 @@ impl<'a> Sim<'a> {
     }
 
     /// Queues job `j`; a preempted job shows its estimates scaled to the
-    /// work it has left.
-    fn make_pending(&mut self, now: f64, j: usize) {
-        if self.remaining[j] == 1.0 {
-            let in_flight = self.runs_in_flight(now);
-            self.learn_estimates(j, &in_flight);
-        }
+    /// work it has left. With learned estimates, the decision at this
+    /// instant estimates it first (`relearn_pending`).
+    fn make_pending(&mut self, j: usize) {
         let job = &self.scenario.workload.jobs[j];
         self.pending.push(PendingJob {
             id: j,
@@ -648,7 +645,7 @@ impl<'a> Sim<'a> {
         self.slots_held[job] = 0;
         self.preemptions[job] += 1;
         self.waiting_since[job] = now;
-        self.make_pending(now, job);
+        self.make_pending(job);
         Ok(())
     }
 

@@ -85,8 +85,7 @@ pub(super) fn of_job(
     default_runtime: f64,
     in_flight: &InFlight,
 ) -> Estimates {
-    let running = in_flight.of_job(job);
-    let running = |f: usize| running.and_then(|r| r[f]);
+    let running = in_flight.of_job(job).unwrap_or(&[]);
     let allowed: Vec<bool> = (0..model.flavors.len())
         .map(|f| {
             let (gpu, nodes) = (model.gpu_flavor[f], &model.flavor_nodes[f]);
@@ -125,7 +124,7 @@ pub(super) fn of_job(
                 return None;
             }
             let flavor = &model.flavors[f].name;
-            let explore = running(f).is_none();
+            let explore = history::explores(running, f);
             let carried = || {
                 let from = known
                     .iter()
@@ -156,7 +155,8 @@ pub(super) fn of_job(
                 })
                 .unwrap_or((default_runtime, Source::Default));
             // Never past the job's own limit: Slurm ends it there.
-            let floor = running(f).map(|r| job.time_limit.map_or(r, |l| r.min(l)));
+            let floor = running.get(f).copied().flatten();
+            let floor = floor.map(|r| job.time_limit.map_or(r, |l| r.min(l)));
             let (s, source) = match floor {
                 Some(r) if source != Source::Hint && history::in_flight(s, Some(r)) > s => {
                     (r, Source::InFlight)
@@ -179,12 +179,7 @@ pub struct InFlight {
 impl InFlight {
     /// The runs of `snap`'s running jobs, on the flavors of `model`.
     pub fn of(snap: &Snapshot, model: &SlotModel) -> InFlight {
-        let node_index: HashMap<&str, usize> = snap
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
-            .collect();
+        let node_index = snap.node_index();
         let mut by_job: HashMap<String, HashMap<String, Vec<Option<f64>>>> = HashMap::new();
         for job in &snap.running {
             let Some(place) = &job.running else { continue };

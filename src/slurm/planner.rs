@@ -395,12 +395,7 @@ impl Planner {
         if !new.is_empty() {
             let model = SlotModel::build(&self.config, snap, &self.full);
             // By name once: a first start may learn 200,000 runs.
-            let node_index: HashMap<&str, usize> = snap
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.name.as_str(), i))
-                .collect();
+            let node_index = snap.node_index();
             for f in &new {
                 let flavor = learned_flavor(&model, snap, &node_index, f);
                 self.history.record(&f.user, &f.name, flavor, f.seconds);

@@ -279,12 +279,7 @@ struct HeldByPartition<'s> {
 
 impl<'s> HeldByPartition<'s> {
     fn of(snap: &'s Snapshot) -> Self {
-        let index: HashMap<&str, usize> = snap
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
-            .collect();
+        let index = snap.node_index();
         let gpu_parts: Vec<&str> = snap
             .partitions
             .iter()

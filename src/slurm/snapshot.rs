@@ -2,6 +2,8 @@
 //! values, and what the planner hands back. Times are seconds since the
 //! epoch as `f64`.
 
+use std::collections::HashMap;
+
 /// A node of the cluster, as slurmctld knows it this cycle.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeInfo {
@@ -342,6 +344,18 @@ pub struct Snapshot {
     pub running: Vec<JobInfo>,
     /// Jobs that finished since the previous snapshot.
     pub finished: Vec<FinishedJob>,
+}
+
+impl Snapshot {
+    /// Each node's index in [`Snapshot::nodes`], by name: built once where
+    /// many jobs' nodes are looked up.
+    pub fn node_index(&self) -> HashMap<&str, usize> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect()
+    }
 }
 
 /// What to do with one pending job (or, for a preemption, a running one).

@@ -134,12 +134,7 @@ impl<'s> SnapshotView<'s> {
                 .or_default()
                 .push(i);
         }
-        let node_index: HashMap<&str, usize> = snap
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
-            .collect();
+        let node_index = snap.node_index();
         let keys = model.hint_keys();
         let mut order: Vec<usize> = (0..snap.running.len()).collect();
         order.sort_by_key(|&r| planner.started(snap.running[r].job_id).is_none());
