@@ -9,7 +9,12 @@ use fairmatch::sim::{kind, simulate, EstimateSource, Profiling, SimOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+/// The plugin's `DefaultRuntime`: an hour.
+const DEFAULT: f64 = 3600.0;
+
+const LEARNED: EstimateSource = EstimateSource::Learned { default: DEFAULT };
 
 /// How a job's CPU time relates to its GPU time.
 #[derive(Clone, Copy, Debug)]
@@ -24,11 +29,17 @@ enum Slowdowns {
 }
 
 /// 4 GPU and 8 CPU slots; 4 users with 6 recurring jobs each, 30 runs of
-/// each (720 jobs). A job's GPU time is log-uniform in [60 s, 1 h]; its
+/// each (720 jobs; [`history_of`] with other counts). A job's GPU time is log-uniform in [60 s, 1 h]; its
 /// CPU time is that times its slowdown; each run varies around both by a
 /// log-normal spread (sigma 0.2). Poisson arrivals at `load` of the
 /// cluster's capacity, were every job on its faster flavor.
 fn history(seed: u64, slowdowns: Slowdowns, load: f64) -> Scenario {
+    history_of(seed, slowdowns, load, 30)
+}
+
+/// As [`history`], with `rounds` runs of each job. The same seed draws
+/// the same jobs whatever the rounds.
+fn history_of(seed: u64, slowdowns: Slowdowns, load: f64, rounds: usize) -> Scenario {
     let mut rng = StdRng::seed_from_u64(seed);
     let log_uniform = |rng: &mut StdRng, lo: f64, hi: f64| (rng.gen_range(lo.ln()..hi.ln())).exp();
     let noise = LogNormal::new(0.0, 0.2).unwrap();
@@ -47,7 +58,7 @@ fn history(seed: u64, slowdowns: Slowdowns, load: f64) -> Scenario {
         }
     }
     let mut runs: Vec<(usize, String, f64, f64)> = Vec::new();
-    for round in 0..30 {
+    for round in 0..rounds {
         for (user, name, gpu, cpu) in &kinds {
             let n = noise.sample(&mut rng);
             runs.push((*user, format!("{name}-{round}"), gpu * n, cpu * n));
@@ -100,6 +111,11 @@ fn history(seed: u64, slowdowns: Slowdowns, load: f64) -> Scenario {
 }
 
 fn avg_jct(s: &Scenario, estimates: EstimateSource) -> f64 {
+    avg_jct_after(s, estimates, 0)
+}
+
+/// The average JCT of the jobs that arrive after the first `skip`.
+fn avg_jct_after(s: &Scenario, estimates: EstimateSource, skip: usize) -> f64 {
     let options = SimOptions {
         estimates,
         profile: Profiling::Off,
@@ -108,7 +124,9 @@ fn avg_jct(s: &Scenario, estimates: EstimateSource) -> f64 {
     };
     let mut allox = Allox::new(1.0).unwrap();
     let out: Vec<JobOutcome> = simulate(s, &mut allox, &options, &mut |_| {}).unwrap().jobs;
-    out.iter().map(|o| o.finish - o.arrival).sum::<f64>() / out.len() as f64
+    // Jobs are in arrival order.
+    let late = &out[skip..];
+    late.iter().map(|o| o.finish - o.arrival).sum::<f64>() / late.len() as f64
 }
 
 #[test]
@@ -152,7 +170,7 @@ struct Jcts {
 
 fn four_runs(seed: u64, slowdowns: Slowdowns, load: f64) -> Jcts {
     let s = history(seed, slowdowns, load);
-    let learned = EstimateSource::Learned { default: 3600.0 };
+    let learned = LEARNED;
     // The same history with every run a job of its own (no `-N`): nothing
     // is learned, and every estimate is the default.
     let mut unique = s.clone();
@@ -188,30 +206,70 @@ fn learned_estimates_beat_knowing_nothing() {
     }
 }
 
+/// The same history with every estimate its job's true mean, but for
+/// each job's first run, estimated at the default on every flavor: a
+/// learner that knew a job exactly from its first run on.
+fn first_run_blind(s: &Scenario) -> Scenario {
+    let mut out = with_true_means(s);
+    let mut seen = HashSet::new();
+    for job in &mut out.workload.jobs {
+        if seen.insert(kind(&job.name).to_string()) {
+            job.estimates = vec![Some(DEFAULT); job.durations.len()];
+        }
+    }
+    out
+}
+
+/// The geometric mean of ratios, as their logarithms' sum over `n`.
+fn geo(ln_sum: f64, n: u64) -> f64 {
+    (ln_sum / n as f64).exp()
+}
+
 /// The table in CHANGELOG.md: per load and slowdown model, the geometric
-/// mean over 20 seeds of the average JCT against perfect hints, learned
-/// and with true means. `cargo test --release --test learned_estimates --
-/// --ignored --nocapture` (about a minute).
+/// mean over 40 seeds of the average JCT against perfect hints: learned
+/// from nothing; with every job's true means; with true means but for
+/// each job's first run (the cost of meeting each job once); and over
+/// the second half of a history twice as long, learned and with true
+/// means (where learning has settled). `cargo test --release --test
+/// learned_estimates -- --ignored --nocapture` (about four minutes).
 #[test]
 #[ignore]
 fn learned_estimates_table() {
-    const SEEDS: u64 = 20;
+    const SEEDS: u64 = 40;
+    eprintln!("| load | slowdowns | learned | true means | first run blind | 2nd half, learned | 2nd half, true means |");
+    eprintln!("|---|---|---|---|---|---|---|");
     for load in [0.6, 0.8] {
         for slowdowns in [Slowdowns::PerUser, Slowdowns::PerJob] {
-            let (mut learned, mut means) = (0.0, 0.0);
+            let mut sums = [0.0; 5];
             for seed in 1..=SEEDS {
                 let j = four_runs(seed, slowdowns, load);
-                learned += (j.learned / j.perfect).ln();
-                means += (j.true_means / j.perfect).ln();
+                let s = history(seed, slowdowns, load);
+                let blind = avg_jct(&first_run_blind(&s), EstimateSource::Input);
+                let long = history_of(seed, slowdowns, load, 60);
+                let half = long.workload.jobs.len() / 2;
+                let perfect = avg_jct_after(&long, EstimateSource::Input, half);
+                let learned = avg_jct_after(&long, LEARNED, half);
+                let means = avg_jct_after(&with_true_means(&long), EstimateSource::Input, half);
                 // Knowing each job's mean cannot be much worse than
                 // learning it.
                 assert!(j.true_means < j.learned * 1.1, "{slowdowns:?} {seed}");
+                for (sum, x) in sums.iter_mut().zip([
+                    j.learned / j.perfect,
+                    j.true_means / j.perfect,
+                    blind / j.perfect,
+                    learned / perfect,
+                    means / perfect,
+                ]) {
+                    *sum += x.ln();
+                }
             }
-            let n = SEEDS as f64;
             eprintln!(
-                "load {load}, {slowdowns:?}: learned {:.3}x perfect hints, true means {:.3}x",
-                (learned / n).exp(),
-                (means / n).exp()
+                "| {load} | {slowdowns:?} | {:.3}x | {:.3}x | {:.3}x | {:.3}x | {:.3}x |",
+                geo(sums[0], SEEDS),
+                geo(sums[1], SEEDS),
+                geo(sums[2], SEEDS),
+                geo(sums[3], SEEDS),
+                geo(sums[4], SEEDS),
             );
         }
     }

@@ -251,9 +251,10 @@ fn history_beats_a_padded_limit_and_speed_ratios_carry_hints_across_flavors() {
     );
 }
 
-/// Until a job's first run ends nothing is learned of it; while one runs,
-/// the time it has run is the floor of its job's estimate on that flavor,
-/// and the runs that queue meanwhile do not explore where it runs.
+/// Until a job's first run ends nothing is learned of it but its user's
+/// typical run; while one runs, the time it has run is the floor of its
+/// job's estimate on that flavor, and the runs that queue meanwhile do not
+/// explore where it runs.
 #[test]
 fn a_run_in_flight_bounds_its_jobs_estimate_and_explores_one_at_a_time() {
     let mut p = Planner::new(Config::default());
@@ -300,6 +301,11 @@ fn a_run_in_flight_bounds_its_jobs_estimate_and_explores_one_at_a_time() {
             limited.time_limit = Some(1000.0);
             limited
         },
+        {
+            let mut j = both(8, "", "sweep");
+            j.user = "carol".into();
+            j
+        },
     ];
     let decisions = p.plan(&snap);
     // finetune's ratio to cpu is alice's, 4x: a factor of 2 in cpu's
@@ -312,12 +318,18 @@ fn a_run_in_flight_bounds_its_jobs_estimate_and_explores_one_at_a_time() {
     fresh.restore(&p.saved_state()).unwrap();
     let explored = note(&fresh.plan(&alone), 4);
     assert!(explored.contains("cpu=100s (speed ratio)"), "{explored}");
-    // Nothing is known of sweep but a run that has gone 5000 s on cpu.
+    // Nothing is known of sweep but a run that has gone 5000 s on cpu;
+    // on gpu, a typical run of alice's: the geometric mean of her jobs'
+    // fastest means (100 s and 50 s).
     let sweep = note(&decisions, 5);
     assert!(
-        sweep.contains("cpu=5000s (a run in flight)") && sweep.contains("gpu=3600s (default)"),
+        sweep.contains("cpu=5000s (a run in flight)")
+            && sweep.contains("gpu=70.7s (user's typical run)"),
         "{sweep}"
     );
+    // Of a user nothing is learned of, the default.
+    let carol = note(&decisions, 8);
+    assert!(carol.contains("gpu=3600s (default)"), "{carol}");
     // A hint stands, and a run is not planned past its own limit.
     let hinted = note(&decisions, 6);
     assert!(hinted.contains("cpu=10s (hint)"), "{hinted}");

@@ -226,7 +226,8 @@ fn bad_hints_fall_back_in_order_and_are_noted_once() {
         note(2)
     );
     assert!(
-        note(3).contains("unknown flavor 'tpu'") && note(3).contains("cpu=77s (default)"),
+        note(3).contains("unknown flavor 'tpu'")
+            && note(3).contains("cpu=42s (user's typical run)"),
         "{}",
         note(3)
     );

@@ -261,8 +261,9 @@ pub struct SimulateArgs {
     /// Tell the policies what the Slurm plugin would learn with no hints:
     /// when a job arrives (and while it waits), the mean runs of earlier
     /// runs of the same job (ids that differ only by a trailing `-N`) on
-    /// each flavor, carried to other flavors by learned speed ratios, or
-    /// SECONDS where nothing is known (the plugin's DefaultRuntime); at
+    /// each flavor, carried to other flavors by learned speed ratios, else
+    /// a typical run of the user's, or SECONDS where nothing is known of
+    /// the user (the plugin's DefaultRuntime); at
     /// least as long as a run of the job in flight there has run.
     #[arg(long, value_name = "SECONDS", conflicts_with = "estimate_error")]
     learned_estimates: Option<f64>,

@@ -29,10 +29,11 @@ pub enum EstimateSource {
     /// job arrives and again at every decision while it waits, the
     /// history of the jobs finished so far (keyed by user, [`kind`] and
     /// flavor; `slurm::history::History::estimates`), `default` seconds
-    /// where it knows nothing, and at least the time the job's longest run
+    /// where it knows nothing of the user, and at least the time the job's longest run
     /// in flight on a flavor has run there (`slurm::history::in_flight`).
     Learned {
-        /// Seconds, when nothing is known (the plugin's `DefaultRuntime`).
+        /// Seconds, when nothing is known of the user (the plugin's
+        /// `DefaultRuntime`).
         default: f64,
     },
 }

@@ -10,7 +10,9 @@
 //! 4. its time limit;
 //! 5. the mean of fewer runs;
 //! 6. such a mean on another of its flavors, times the speed ratio;
-//! 7. the configured default.
+//! 7. a typical run of its user's (`History::typical`), the same on every
+//!    flavor;
+//! 8. the configured default.
 //!
 //! Where the job never ran on a flavor, the ratio carried there from
 //! other jobs is an optimistic one (`History::exploring_ratio`), so that a
@@ -51,6 +53,9 @@ pub enum Source {
     History,
     /// Another flavor's hint or history, times a learned speed ratio.
     Ratio,
+    /// A typical run of the job's user's, where nothing is known of the
+    /// job.
+    Typical,
     /// The configured default run time.
     Default,
     /// The time a run of the same job in flight has run so far.
@@ -68,6 +73,7 @@ impl Source {
             Source::TimeLimit => "time limit",
             Source::History => "history",
             Source::Ratio => "speed ratio",
+            Source::Typical => "user's typical run",
             Source::Default => "default",
             Source::InFlight => "a run in flight",
         }
@@ -153,6 +159,7 @@ pub(super) fn of_job(
                         .carry(&job.user, &job.name, flavor, fewer, explore)
                         .map(|s| (s, Source::Ratio))
                 })
+                .or_else(|| history.typical(&job.user).map(|s| (s, Source::Typical)))
                 .unwrap_or((default_runtime, Source::Default));
             // Never past the job's own limit: Slurm ends it there.
             let floor = running.get(f).copied().flatten();

@@ -20,6 +20,9 @@ pub struct History {
     /// on both of `mean(to) / mean(from)`. Rebuilt by
     /// [`History::refresh_ratios`].
     ratios: HashMap<(String, String, String), Ratio>,
+    /// Per user: the geometric mean over the user's jobs of each job's
+    /// mean on its fastest flavor. Rebuilt by [`History::refresh_ratios`].
+    typical: HashMap<String, f64>,
 }
 
 /// A speed ratio learned from other jobs: the mean and the spread of the
@@ -207,7 +210,8 @@ impl History {
     /// in the plugin's order without a hint or a time limit: the trusted
     /// mean, else another flavor's trusted mean times the speed ratio,
     /// else the mean of fewer runs, else another flavor's mean of fewer
-    /// runs times the ratio; `None` when nothing is known. `running` holds,
+    /// runs times the ratio, else the user's [`History::typical`] run;
+    /// `None` when nothing is known of the user. `running` holds,
     /// per flavor, how long a run of this job in flight there has run
     /// (see [`explores`]); the caller applies its default where this
     /// gives `None`, then [`in_flight`]. The simulator's learned
@@ -243,12 +247,27 @@ impl History {
                 t.or_else(|| self.carry(user, name, p, known(), explore))
                     .or_else(|| self.mean(user, name, p))
                     .or_else(|| self.carry(user, name, p, any_mean(), explore))
+                    .or_else(|| self.typical(user))
             })
             .collect()
     }
 
-    /// Rebuilds the table behind [`History::speed_ratio`]: call it after
-    /// recording a batch of runs.
+    /// A typical run of `user`'s: the geometric mean over the user's jobs
+    /// of each job's mean on its fastest flavor; `None` for a user nothing
+    /// is learned of. The estimate of a job nothing is known of, on every
+    /// flavor: its expected length is what orders it among the others
+    /// (shortest expected first is what minimises the average completion
+    /// time when lengths are not known), and a user's jobs are more alike
+    /// than a configured default and everyone's. The geometric mean, as
+    /// run times spread over orders of magnitude; the fastest flavor, as
+    /// a job's times elsewhere are those of a flavor it was sent to try.
+    /// Not split by speed ratio: the job's first run teaches its own.
+    pub fn typical(&self, user: &str) -> Option<f64> {
+        self.typical.get(user).copied()
+    }
+
+    /// Rebuilds the tables behind [`History::speed_ratio`] and
+    /// [`History::typical`]: call it after recording a batch of runs.
     pub fn refresh_ratios(&mut self) {
         let mut by_job: HashMap<(&str, &str), Vec<(&str, f64)>> = HashMap::new();
         for ((user, name, flavor), e) in &self.entries {
@@ -259,6 +278,18 @@ impl History {
                     .push((flavor.as_str(), e.mean));
             }
         }
+        // user -> (sum of ln fastest mean, jobs)
+        let mut fastest: HashMap<&str, (f64, f64)> = HashMap::new();
+        for ((user, _), runs) in &by_job {
+            let best = runs.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
+            let e = fastest.entry(user).or_default();
+            e.0 += best.ln();
+            e.1 += 1.0;
+        }
+        self.typical = fastest
+            .into_iter()
+            .map(|(user, (ln_sum, n))| (user.to_string(), (ln_sum / n).exp()))
+            .collect();
         // (user, to, from) -> the ln ratio of each job run in both
         let mut logs: HashMap<(String, String, String), Vec<f64>> = HashMap::new();
         for ((user, _), runs) in &by_job {
