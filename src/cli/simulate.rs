@@ -63,7 +63,10 @@ pub(super) fn execute(args: &SimulateArgs) -> Result<Runs, CliError> {
                 seed: args.seed,
             },
             (None, Some(default)) if default.is_finite() && default > 0.0 => {
-                EstimateSource::Learned { default }
+                EstimateSource::Learned {
+                    default,
+                    past: Vec::new(),
+                }
             }
             (None, Some(_)) => {
                 return Err(CliError::Input(

@@ -1,6 +1,7 @@
 //! What the scheduler is told about run times.
 
-use crate::model::{Workload, MAX_SECONDS};
+use crate::model::{Scenario, Workload, MAX_SECONDS};
+use crate::metrics::JobOutcome;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
@@ -35,7 +36,47 @@ pub enum EstimateSource {
         /// Seconds, when nothing is known of the user (the plugin's
         /// `DefaultRuntime`).
         default: f64,
+        /// Runs learned before the first arrival, in the order they ended:
+        /// what the plugin reads from slurmdbd at its first start
+        /// (`LearnFromAccounting`). Empty to learn from nothing.
+        past: Vec<PastRun>,
     },
+}
+
+/// A run that ended before the simulation starts, as accounting
+/// records it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PastRun {
+    /// The user's name.
+    pub user: String,
+    /// The job it was a run of ([`kind`] of its id).
+    pub job: String,
+    /// The flavor's name.
+    pub flavor: String,
+    /// Its run time there, in seconds.
+    pub seconds: f64,
+}
+
+/// The runs of `outcomes`, a simulation of `scenario`, in the order they
+/// ended: what a site's accounting holds of that period.
+pub fn past_runs(scenario: &Scenario, outcomes: &[JobOutcome]) -> Vec<PastRun> {
+    let mut runs: Vec<(f64, PastRun)> = outcomes
+        .iter()
+        .zip(&scenario.workload.jobs)
+        .filter_map(|(o, job)| {
+            Some((
+                o.finish,
+                PastRun {
+                    user: scenario.workload.users[job.user].name.clone(),
+                    job: kind(&job.name).to_string(),
+                    flavor: scenario.cluster.flavors[o.flavor].name.clone(),
+                    seconds: job.durations[o.flavor]?,
+                },
+            ))
+        })
+        .collect();
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    runs.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The job a run belongs to, for learned estimates: its id without a

@@ -11,7 +11,7 @@
 
 mod estimates;
 
-pub use estimates::{kind, EstimateSource, ESTIMATE_FLOOR};
+pub use estimates::{kind, past_runs, EstimateSource, PastRun, ESTIMATE_FLOOR};
 
 use crate::metrics::{isolated_time, JobOutcome};
 use crate::model::Scenario;
@@ -356,7 +356,14 @@ pub fn simulate(
         },
         service: AttainedService::new(scenario.workload.users.len()),
         learned: match options.estimates {
-            EstimateSource::Learned { default } => Some((History::default(), default)),
+            EstimateSource::Learned { default, ref past } => {
+                let mut history = History::default();
+                for run in past {
+                    history.record(&run.user, &run.job, &run.flavor, run.seconds);
+                }
+                history.refresh_ratios();
+                Some((history, default))
+            }
             _ => None,
         },
     };

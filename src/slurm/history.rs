@@ -278,17 +278,20 @@ impl History {
                     .push((flavor.as_str(), e.mean));
             }
         }
-        // user -> (sum of ln fastest mean, jobs)
-        let mut fastest: HashMap<&str, (f64, f64)> = HashMap::new();
+        // user -> ln of each job's fastest mean
+        let mut fastest: HashMap<&str, Vec<f64>> = HashMap::new();
         for ((user, _), runs) in &by_job {
             let best = runs.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
-            let e = fastest.entry(user).or_default();
-            e.0 += best.ln();
-            e.1 += 1.0;
+            fastest.entry(user).or_default().push(best.ln());
         }
         self.typical = fastest
             .into_iter()
-            .map(|(user, (ln_sum, n))| (user.to_string(), (ln_sum / n).exp()))
+            .map(|(user, mut ln)| {
+                // Summed in one order, as the ratios below.
+                ln.sort_unstable_by(f64::total_cmp);
+                let mean = ln.iter().sum::<f64>() / ln.len() as f64;
+                (user.to_string(), mean.exp())
+            })
             .collect();
         // (user, to, from) -> the ln ratio of each job run in both
         let mut logs: HashMap<(String, String, String), Vec<f64>> = HashMap::new();
