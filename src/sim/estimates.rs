@@ -1,7 +1,7 @@
 //! What the scheduler is told about run times.
 
-use crate::model::{Scenario, Workload, MAX_SECONDS};
 use crate::metrics::JobOutcome;
+use crate::model::{Scenario, Workload, MAX_SECONDS};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
