@@ -114,12 +114,8 @@ fn history_of(seed: u64, slowdowns: Slowdowns, load: f64, rounds: usize) -> Scen
     }
 }
 
-fn avg_jct(s: &Scenario, estimates: EstimateSource) -> f64 {
-    avg_jct_after(s, estimates, 0)
-}
-
-/// The average JCT of the jobs that arrive after the first `skip`.
-fn avg_jct_after(s: &Scenario, estimates: EstimateSource, skip: usize) -> f64 {
+/// AlloX (alpha 1) on `s`, told `estimates`.
+fn run(s: &Scenario, estimates: EstimateSource) -> Vec<JobOutcome> {
     let options = SimOptions {
         estimates,
         profile: Profiling::Off,
@@ -127,7 +123,16 @@ fn avg_jct_after(s: &Scenario, estimates: EstimateSource, skip: usize) -> f64 {
         preempt_overhead: 0.0,
     };
     let mut allox = Allox::new(1.0).unwrap();
-    let out: Vec<JobOutcome> = simulate(s, &mut allox, &options, &mut |_| {}).unwrap().jobs;
+    simulate(s, &mut allox, &options, &mut |_| {}).unwrap().jobs
+}
+
+fn avg_jct(s: &Scenario, estimates: EstimateSource) -> f64 {
+    avg_jct_after(s, estimates, 0)
+}
+
+/// The average JCT of the jobs that arrive after the first `skip`.
+fn avg_jct_after(s: &Scenario, estimates: EstimateSource, skip: usize) -> f64 {
+    let out = run(s, estimates);
     // Jobs are in arrival order.
     let late = &out[skip..];
     late.iter().map(|o| o.finish - o.arrival).sum::<f64>() / late.len() as f64
@@ -224,17 +229,6 @@ fn one_of_each(jobs: &[(&str, f64, f64)]) -> Scenario {
     }
 }
 
-fn run(s: &Scenario, estimates: EstimateSource) -> Vec<JobOutcome> {
-    let options = SimOptions {
-        estimates,
-        profile: Profiling::Off,
-        job_overhead: 0.0,
-        preempt_overhead: 0.0,
-    };
-    let mut allox = Allox::new(1.0).unwrap();
-    simulate(s, &mut allox, &options, &mut |_| {}).unwrap().jobs
-}
-
 /// Accounting's runs, in the order they ended, with the flavor each ran
 /// on and its run time there.
 #[test]
@@ -249,16 +243,19 @@ fn past_runs_are_what_accounting_holds() {
     assert_eq!(past.len(), 3);
     let mut ends: Vec<f64> = out.iter().map(|o| o.finish).collect();
     ends.sort_by(f64::total_cmp);
-    for (run, end) in past.iter().zip(ends) {
+    for (past_run, end) in past.iter().zip(ends) {
         let (i, o) = out
             .iter()
             .enumerate()
             .find(|(_, o)| o.finish == end)
             .unwrap();
-        assert_eq!(run.job, kind(&s.workload.jobs[i].name));
-        assert_eq!(run.user, "u");
-        assert_eq!(run.flavor, ["gpu", "cpu"][o.flavor]);
-        assert_eq!(Some(run.seconds), s.workload.jobs[i].durations[o.flavor]);
+        assert_eq!(past_run.job, kind(&s.workload.jobs[i].name));
+        assert_eq!(past_run.user, "u");
+        assert_eq!(past_run.flavor, ["gpu", "cpu"][o.flavor]);
+        assert_eq!(
+            Some(past_run.seconds),
+            s.workload.jobs[i].durations[o.flavor]
+        );
     }
 }
 
