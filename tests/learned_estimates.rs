@@ -20,6 +20,26 @@ const LEARNED: EstimateSource = EstimateSource::Learned {
     past: Vec::new(),
 };
 
+/// A GPU and a CPU flavor of one-slot nodes.
+fn gpu_and_cpu(gpus: usize, cpus: usize) -> Cluster {
+    let flavor = |name: &str, slots| Flavor {
+        name: name.into(),
+        slots,
+        per_node: 1,
+    };
+    Cluster::new(vec![flavor("gpu", gpus), flavor("cpu", cpus)]).unwrap()
+}
+
+/// No profiling and no overheads: the scheduler is told `estimates`.
+fn options(estimates: EstimateSource) -> SimOptions {
+    SimOptions {
+        estimates,
+        profile: Profiling::Off,
+        job_overhead: 0.0,
+        preempt_overhead: 0.0,
+    }
+}
+
 /// How a job's CPU time relates to its GPU time.
 #[derive(Clone, Copy, Debug)]
 enum Slowdowns {
@@ -92,19 +112,7 @@ fn history_of(seed: u64, slowdowns: Slowdowns, load: f64, rounds: usize) -> Scen
         })
         .collect();
     Scenario {
-        cluster: Cluster::new(vec![
-            Flavor {
-                name: "gpu".into(),
-                slots: 4,
-                per_node: 1,
-            },
-            Flavor {
-                name: "cpu".into(),
-                slots: 8,
-                per_node: 1,
-            },
-        ])
-        .unwrap(),
+        cluster: gpu_and_cpu(4, 8),
         workload: Workload {
             users: (0..users)
                 .map(|u| User::new(format!("u{u}"), 1.0).unwrap())
@@ -116,14 +124,10 @@ fn history_of(seed: u64, slowdowns: Slowdowns, load: f64, rounds: usize) -> Scen
 
 /// AlloX (alpha 1) on `s`, told `estimates`.
 fn run(s: &Scenario, estimates: EstimateSource) -> Vec<JobOutcome> {
-    let options = SimOptions {
-        estimates,
-        profile: Profiling::Off,
-        job_overhead: 0.0,
-        preempt_overhead: 0.0,
-    };
     let mut allox = Allox::new(1.0).unwrap();
-    simulate(s, &mut allox, &options, &mut |_| {}).unwrap().jobs
+    simulate(s, &mut allox, &options(estimates), &mut |_| {})
+        .unwrap()
+        .jobs
 }
 
 fn avg_jct(s: &Scenario, estimates: EstimateSource) -> f64 {
@@ -198,19 +202,7 @@ fn four_runs(seed: u64, slowdowns: Slowdowns, load: f64) -> Jcts {
 /// seconds) at 0, 1, 2...
 fn one_of_each(jobs: &[(&str, f64, f64)]) -> Scenario {
     Scenario {
-        cluster: Cluster::new(vec![
-            Flavor {
-                name: "gpu".into(),
-                slots: 1,
-                per_node: 1,
-            },
-            Flavor {
-                name: "cpu".into(),
-                slots: 1,
-                per_node: 1,
-            },
-        ])
-        .unwrap(),
+        cluster: gpu_and_cpu(1, 1),
         workload: Workload {
             users: vec![User::new("u", 1.0).unwrap()],
             jobs: jobs
@@ -341,14 +333,14 @@ fn after_backfill(long: &Scenario, runs: usize) -> (Vec<PastRun>, Scenario) {
         job.estimates = vec![Some(DEFAULT); job.durations.len()];
         job.arrival -= t0;
     }
-    let options = SimOptions {
-        estimates: EstimateSource::Input,
-        profile: Profiling::Off,
-        job_overhead: 0.0,
-        preempt_overhead: 0.0,
-    };
     let mut backfill = SlurmBackfill::conservative();
-    let ran = simulate(&before, &mut backfill, &options, &mut |_| {}).unwrap();
+    let ran = simulate(
+        &before,
+        &mut backfill,
+        &options(EstimateSource::Input),
+        &mut |_| {},
+    )
+    .unwrap();
     let mut after = long.clone();
     after.workload.jobs.drain(..half);
     let t0 = after.workload.jobs[0].arrival;

@@ -46,6 +46,14 @@ const ONE_JOB_SPREAD: f64 = std::f64::consts::LN_2;
 /// two runs may be a crash or a smoke test.
 pub const TRUSTED_RUNS: u64 = 3;
 
+/// The mean of `values`, summed in sorted order whatever order a hash map
+/// gave them in: a simulation then gives the same decisions run after
+/// run. `values` is left sorted.
+fn ordered_mean(values: &mut [f64]) -> f64 {
+    values.sort_unstable_by(f64::total_cmp);
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
 /// Whether an estimate for flavor `f` may explore (take the optimistic
 /// ratio): not while a run of the same job is in flight there, whose end
 /// will teach the job's own time. One run explores at a time; without
@@ -286,12 +294,7 @@ impl History {
         }
         self.typical = fastest
             .into_iter()
-            .map(|(user, mut ln)| {
-                // Summed in one order, as the ratios below.
-                ln.sort_unstable_by(f64::total_cmp);
-                let mean = ln.iter().sum::<f64>() / ln.len() as f64;
-                (user.to_string(), mean.exp())
-            })
+            .map(|(user, mut ln)| (user.to_string(), ordered_mean(&mut ln).exp()))
             .collect();
         // (user, to, from) -> the ln ratio of each job run in both
         let mut logs: HashMap<(String, String, String), Vec<f64>> = HashMap::new();
@@ -312,11 +315,8 @@ impl History {
         self.ratios = logs
             .into_iter()
             .map(|(k, mut ln)| {
-                // Summed in one order whatever the map's: a simulation
-                // gives the same decisions run after run.
-                ln.sort_unstable_by(f64::total_cmp);
                 let n = ln.len() as f64;
-                let ln_mean = ln.iter().sum::<f64>() / n;
+                let ln_mean = ordered_mean(&mut ln);
                 let ln_spread = if ln.len() < 2 {
                     ONE_JOB_SPREAD
                 } else {
