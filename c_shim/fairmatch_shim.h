@@ -69,11 +69,18 @@ typedef struct {
 	/* Pending: the partitions Slurm's own limits let it start in now,
 	 * comma-separated, in the user's order. Running: as submitted. */
 	const char *partitions;
-	uint32_t cpus;
-	/* Pending: GPUs asked for on its one node (--gres=gpu[:type]:N,
-	 * --gpus-per-node, or --gpus with -N1); 0 = none. Running: GPUs it
-	 * holds on its node. */
+	uint32_t cpus;           /* in all, on every node */
+	/* Pending: GPUs asked for on each node (--gres=gpu[:type]:N,
+	 * --gpus-per-node, or --gpus=N over -N k: ceil(N / k)); 0 = none.
+	 * Running: the most GPUs it holds on one of its nodes. */
 	uint32_t gpus;
+	/* Pending: --gpus=N where the job leaves its node count to Slurm
+	 * (the plan takes the fewest nodes that hold N); 0 otherwise. */
+	uint32_t gpus_per_job;
+	/* Pending: -N (at least 1) and its upper bound (0: none). Running:
+	 * the nodes it holds, both. */
+	uint32_t min_nodes;
+	uint32_t max_nodes;
 	const char *gpu_type;    /* the GPU type asked for, or "" */
 	int shares_cpus;         /* asked to share CPUs (--oversubscribe) */
 	/* Fair-share shares of the job's user and account associations
@@ -91,8 +98,9 @@ typedef struct {
 	 * < 0 when unknown. */
 	double fair_share_factor;
 	double eligible;
-	/* Pending only: nodes the job may use (--exclude, --nodelist,
-	 * --constraint, reservations), indices into fm_snapshot_t.nodes. */
+	/* Pending: nodes the job may use (--exclude, --nodelist,
+	 * --constraint, reservations). Running: the nodes it holds. Indices
+	 * into fm_snapshot_t.nodes. */
 	const uint32_t *nodes;
 	size_t n_nodes;
 	/* Pending only: FM_CHECK_NOT while Slurm's checks have not looked at
@@ -101,7 +109,6 @@ typedef struct {
 	int32_t checked;
 	/* Running jobs only (NULL / 0 for pending ones). */
 	const char *run_partition;
-	const char *run_node;
 	double start;
 	/* Slurm may requeue it: a batch job that allows it. */
 	int requeue;
@@ -151,13 +158,16 @@ typedef struct {
 #define FM_TEXT 256
 /* At most this many tasks of one array are planned per cycle. */
 #define FM_MAX_TASKS 256
+/* A job asking for more nodes than this is left to the first-come pass. */
+#define FM_MAX_GANG_NODES 1024
 
 typedef struct {
 	uint32_t job_id;
 	int32_t action;            /* FM_WAIT, FM_START or FM_PREEMPT */
 	char partition[FM_TEXT];   /* FM_START: where */
+	/* FM_START: its nodes, as a Slurm hostlist ("g1", "g[1-4]") */
 	char node[FM_TEXT];
-	/* FM_START: GPUs it gets on the node (its own request, or one for
+	/* FM_START: GPUs it gets on each node (its own request, or one for
 	 * a job that asked for none); 0 on a CPU slot. */
 	uint32_t gpus;
 	/* FM_WAIT: shown to the user; "" keeps Slurm's own reason. */

@@ -150,25 +150,33 @@ bool fm_gpu_request(const char *tres, uint32_t *count, char *type,
 	return true;
 }
 
-/* The GPUs (and type) a job asks for on its one node: per node, or for
- * the job when it may use one node only. False when it asks for GPUs in
- * a way the model does not hold (per socket, per task, other GRES). */
-static bool _gpus_asked(job_record_t *job_ptr, uint32_t *count, char *type,
-			size_t type_cap)
+/* The GPUs (and type) a job asks for: per node (`--gres=gpu:N`,
+ * `--gpus-per-node`), or `--gpus=N` for the job. With a node count the job
+ * fixed (`-N k`, or `-N1`), `--gpus=N` is ceil(N / k) per node: Slurm gives
+ * N in all on those k nodes, at most that on one. With the count left to
+ * Slurm it is `per_job`, and the plan takes the fewest nodes that hold it
+ * (slurm/shapes.rs). False when it asks for GPUs in a way the model does
+ * not hold (per socket, per task, other GRES). */
+static bool _gpus_asked(job_record_t *job_ptr, uint32_t *count,
+			uint32_t *per_job, char *type, size_t type_cap)
 {
-	uint32_t per_job;
+	uint32_t n;
 	job_details_t *d = job_ptr->details;
+	*per_job = 0;
 	if (!fm_gpu_request(job_ptr->tres_per_node, count, type, type_cap))
 		return false;
 	if (!job_ptr->tres_per_job || !job_ptr->tres_per_job[0])
 		return true;
-	/* --gpus=N: modelled only on one node (-N1), and not beside a
-	 * per-node request. */
-	if (*count || !d || d->max_nodes != 1)
+	/* Not beside a per-node request. */
+	if (*count || !d)
 		return false;
-	if (!fm_gpu_request(job_ptr->tres_per_job, &per_job, type, type_cap))
+	if (!fm_gpu_request(job_ptr->tres_per_job, &n, type, type_cap))
 		return false;
-	*count = per_job;
+	uint32_t k = MAX(d->min_nodes, 1);
+	if (d->max_nodes == k)
+		*count = (n + k - 1) / k;
+	else
+		*per_job = n;
 	return true;
 }
 
@@ -205,18 +213,18 @@ static bool _tres_per_task_only_cpus(const char *tpt)
 	return !strchr(tpt, ',');
 }
 
-/* The shape the matching models: one node, and on it no GRES or some
- * GPUs of any or one type; not part of a heterogeneous job. Array tasks
- * are such jobs. */
+/* The shape the matching models: a gang of nodes (`-N k`, the fewest
+ * of a node range), and on each no GRES or some GPUs of any or one type;
+ * not part of a heterogeneous job. Array tasks are such jobs. */
 static bool _modelled_shape(job_record_t *job_ptr)
 {
 	job_details_t *d = job_ptr->details;
-	uint32_t gpus;
+	uint32_t gpus, per_job;
 	if (!d || job_ptr->het_job_id)
 		return false;
-	if (d->min_nodes > 1 || d->max_nodes > 1)
+	if (d->min_nodes > FM_MAX_GANG_NODES)
 		return false;
-	if (!_gpus_asked(job_ptr, &gpus, NULL, 0))
+	if (!_gpus_asked(job_ptr, &gpus, &per_job, NULL, 0))
 		return false;
 	if ((job_ptr->tres_per_socket && job_ptr->tres_per_socket[0]) ||
 	    !_tres_per_task_only_cpus(job_ptr->tres_per_task))
@@ -296,8 +304,11 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 	j->time_limit = _limit_seconds(job_ptr);
 	j->cpus = job_ptr->details ? job_ptr->details->min_cpus : 1;
 	char type[FM_TEXT];
-	if (!_gpus_asked(job_ptr, &j->gpus, type, sizeof(type)))
-		j->gpus = 0, type[0] = '\0';
+	if (!_gpus_asked(job_ptr, &j->gpus, &j->gpus_per_job, type,
+			 sizeof(type)))
+		j->gpus = j->gpus_per_job = 0, type[0] = '\0';
+	j->min_nodes = job_ptr->details ? MAX(job_ptr->details->min_nodes, 1) : 1;
+	j->max_nodes = job_ptr->details ? job_ptr->details->max_nodes : 0;
 	j->gpu_type = _keep(type);
 	j->shares_cpus = job_ptr->details && job_ptr->details->share_res == 1;
 	/* _copy_shares() knows */
@@ -507,6 +518,26 @@ static uint64_t _gpus_on(job_record_t *job_ptr, int k)
 	return n;
 }
 
+/* A running job's nodes (indices, in node order), its node count and
+ * the most GPUs it holds on one of them: a gang holds the same on each
+ * unless Slurm spread a `--gpus=N` unevenly. */
+static void _copy_held_nodes(job_record_t *job_ptr, fm_job_t *j)
+{
+	bitstr_t *on = job_ptr->node_bitmap;
+	uint32_t *idx = xcalloc(bit_set_count(on) + 1, sizeof(uint32_t));
+	size_t k = 0;
+	j->gpus = 0;
+	for (int64_t i = bit_ffs(on); i >= 0 && i < bit_size(on); i++) {
+		if (!bit_test(on, i))
+			continue;
+		j->gpus = MAX(j->gpus, (uint32_t) _gpus_on(job_ptr, k));
+		idx[k++] = i;
+	}
+	j->nodes = idx;
+	j->n_nodes = k;
+	j->min_nodes = j->max_nodes = MAX(k, 1);
+}
+
 /* Adds what a running job holds, per node: its CPUs to `held` (when
  * given), and, for a job the plan does not model, its CPUs and GPUs to
  * the nodes' foreign counts (when `foreign` is given). A suspended job's
@@ -699,16 +730,15 @@ static void _scan_record(job_record_t *job_ptr, fm_snapshot_t *s,
 		 * plan's memory of them) stay put. */
 		if (_modelled_shape(job_ptr) && job_ptr->part_ptr &&
 		    fm_manages(job_ptr->part_ptr->name) &&
-		    job_ptr->node_cnt == 1 && job_ptr->nodes &&
+		    job_ptr->node_cnt >= 1 && job_ptr->node_bitmap &&
 		    !IS_JOB_SUSPENDED(job_ptr)) {
 			fm_job_t *j = &running[s->n_running++];
 			_copy_job(job_ptr, j);
 			_copy_shares(job_ptr, j);
 			j->partitions = _keep(job_ptr->partition);
 			j->run_partition = _keep(job_ptr->part_ptr->name);
-			j->run_node = _keep(job_ptr->nodes);
 			j->start = job_ptr->start_time;
-			j->gpus = _gpus_on(job_ptr, 0);
+			_copy_held_nodes(job_ptr, j);
 			_add_allocation(job_ptr, w->held, NULL);
 		} else {
 			_add_allocation(job_ptr, w->held, nodes);

@@ -152,11 +152,12 @@ size_t fm_launch_deferred(fm_hold_t *h)
 }
 
 /*
- * Tries to start the job in `part_ptr`, on `node_ptr` if given, on no node
- * of `avoid`, with one GPU if `gpu`. On refusal the job is left as it was.
+ * Tries to start the job in `part_ptr`, on the nodes of `only` if given
+ * (a gang gets exactly those), on no node of `avoid`, with one GPU if
+ * `gpu`. On refusal the job is left as it was.
  */
 static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
-		      node_record_t *node_ptr, bool gpu, bitstr_t *avoid)
+		      bitstr_t *only, bool gpu, bitstr_t *avoid)
 {
 	job_details_t *d = job_ptr->details;
 	part_record_t *saved_part = job_ptr->part_ptr;
@@ -175,10 +176,9 @@ static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 				    bit_alloc(node_record_count);
 	if (avoid)
 		bit_or(exc, avoid);
-	if (node_ptr) {
-		bitstr_t *others = bit_alloc(node_record_count);
-		bit_set_all(others);
-		bit_clear(others, node_ptr->index);
+	if (only) {
+		bitstr_t *others = bit_copy(only);
+		bit_not(others);
 		bit_or(exc, others);
 		FREE_NULL_BITMAP(others);
 	}
@@ -324,6 +324,39 @@ static bool _would_suspend_exempt(job_record_t *job_ptr,
 	return exempt && held + need > node_ptr->cpus;
 }
 
+/* Whether a start on any node of `only` would suspend an exempt job. */
+static bool _any_would_suspend_exempt(job_record_t *job_ptr,
+				      part_record_t *part_ptr, bitstr_t *only)
+{
+	for (int64_t i = bit_ffs(only); i >= 0 && i < bit_size(only); i++)
+		if (bit_test(only, i) && node_record_table_ptr[i] &&
+		    _would_suspend_exempt(job_ptr, part_ptr,
+					  node_record_table_ptr[i]))
+			return true;
+	return false;
+}
+
+/* The nodes a start names (a hostlist), when every one of them is still
+ * in `part_ptr` and available; else NULL. */
+static bitstr_t *_chosen_nodes(const char *names, part_record_t *part_ptr)
+{
+	bitstr_t *only = NULL;
+	if (!part_ptr || !part_ptr->node_bitmap || !names[0] ||
+	    fm_node_name2bitmap((char *) names, false, &only) != 0 ||
+	    !bit_set_count(only)) {
+		FREE_NULL_BITMAP(only);
+		return NULL;
+	}
+	for (int64_t i = bit_ffs(only); i >= 0 && i < bit_size(only); i++)
+		if (bit_test(only, i) &&
+		    (!bit_test(part_ptr->node_bitmap, i) ||
+		     !bit_test(avail_node_bitmap, i))) {
+			FREE_NULL_BITMAP(only);
+			return NULL;
+		}
+	return only;
+}
+
 static void _set_resources(job_record_t *job_ptr)
 {
 	if (job_ptr->state_reason == WAIT_RESOURCES && !job_ptr->state_desc)
@@ -397,17 +430,16 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 			continue;
 		}
 		part_record_t *part_ptr = find_part_record((char *) dec->partition);
-		node_record_t *node_ptr = find_node_record((char *) dec->node);
-		if (!part_ptr || !node_ptr || !part_ptr->node_bitmap ||
-		    !_has_part(job_ptr, part_ptr) ||
-		    !bit_test(part_ptr->node_bitmap, node_ptr->index) ||
-		    !bit_test(avail_node_bitmap, node_ptr->index)) {
+		bitstr_t *only = _chosen_nodes(dec->node, part_ptr);
+		if (!part_ptr || !only || !_has_part(job_ptr, part_ptr)) {
+			FREE_NULL_BITMAP(only);
 			_refused(o, NULL, ESLURM_NODES_BUSY);
 			strlcpy(o->reason, "chosen node or partition went away",
 				sizeof(o->reason));
 			continue;
 		}
-		if (_would_suspend_exempt(job_ptr, part_ptr, node_ptr)) {
+		if (_any_would_suspend_exempt(job_ptr, part_ptr, only)) {
+			FREE_NULL_BITMAP(only);
 			/* Not busy: the job sits out a while, then is tried
 			 * again. */
 			o->result = FM_REFUSED;
@@ -417,8 +449,9 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 			continue;
 		}
 		uint32_t id = job_ptr->job_id;
-		int rc = _try_start(job_ptr, part_ptr, node_ptr, dec->gpus > 0,
+		int rc = _try_start(job_ptr, part_ptr, only, dec->gpus > 0,
 				    _avoid(job_ptr, resv));
+		FREE_NULL_BITMAP(only);
 		if (rc == SLURM_SUCCESS) {
 			o->result = FM_STARTED;
 			o->started_id = job_ptr->job_id;

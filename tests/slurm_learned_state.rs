@@ -49,7 +49,7 @@ fn running(id: u32, user: &str, start: f64) -> JobInfo {
     let mut j = JobInfo::pending(id, user, "", &["cpu"]);
     j.running = Some(Placement {
         partition: "cpu".into(),
-        node: "c1".into(),
+        nodes: vec!["c1".into()],
         start,
     });
     j
@@ -215,7 +215,7 @@ fn history_beats_a_padded_limit_and_speed_ratios_carry_hints_across_flavors() {
         let mut g = running(2, "bob", 1050.0);
         g.gpus = 1;
         g.running.as_mut().unwrap().partition = "gpu".into();
-        g.running.as_mut().unwrap().node = "g1".into();
+        g.running.as_mut().unwrap().nodes = vec!["g1".into()];
         g.partitions = vec!["gpu".into()];
         g
     }];
@@ -280,7 +280,7 @@ fn a_run_in_flight_bounds_its_jobs_estimate_and_explores_one_at_a_time() {
     on_gpu.partitions = vec!["gpu".into()];
     let place = on_gpu.running.as_mut().unwrap();
     place.partition = "gpu".into();
-    place.node = "g1".into();
+    place.nodes = vec!["g1".into()];
     snap.running = vec![
         on_gpu,
         named(running(2, "alice", 9970.0), "finetune"),

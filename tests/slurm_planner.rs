@@ -58,9 +58,9 @@ fn placed(
         .and_then(|d| match &d.action {
             Action::Start {
                 partition,
-                node,
+                nodes,
                 gpus,
-            } => Some((partition.clone(), node.clone(), *gpus)),
+            } => Some((partition.clone(), nodes.join(","), *gpus)),
             Action::Wait | Action::Preempt { .. } => None,
         })
 }
@@ -144,7 +144,7 @@ fn running_jobs_hold_their_slots_until_their_estimated_end() {
     let mut long = job(9, "carol", "fairmatch: gpu=1000s cpu=1000s");
     long.running = Some(Placement {
         partition: "gpu".into(),
-        node: "g1".into(),
+        nodes: vec!["g1".into()],
         start: 50.0,
     });
     snap.running = vec![long];
@@ -260,7 +260,7 @@ fn small_alpha_lets_a_second_user_in_ahead_of_a_long_queue() {
     run.partitions = vec!["cpu".into()];
     run.running = Some(Placement {
         partition: "cpu".into(),
-        node: "c1".into(),
+        nodes: vec!["c1".into()],
         start: 0.0,
     });
     snap.running = vec![run];
@@ -297,8 +297,8 @@ fn starts(decisions: &[fairmatch::slurm::snapshot::Decision], id: u32) -> Vec<(S
         .filter(|d| d.job_id == id)
         .filter_map(|d| match &d.action {
             Action::Start {
-                partition, node, ..
-            } => Some((partition.clone(), node.clone())),
+                partition, nodes, ..
+            } => Some((partition.clone(), nodes.join(","))),
             Action::Wait | Action::Preempt { .. } => None,
         })
         .collect()
@@ -371,7 +371,7 @@ fn a_refused_job_keeps_slurms_reason_and_its_slot_goes_to_the_next() {
     let mut running = gpu_job(2, "bob");
     running.running = Some(Placement {
         partition: "gpu".into(),
-        node: "g1".into(),
+        nodes: vec!["g1".into()],
         start: 100.0,
     });
     snap.running = vec![running];
@@ -393,7 +393,7 @@ fn a_job_that_waits_beside_a_free_slot_shows_the_plans_queue() {
     let mut running = job(2, "bob", "fairmatch: gpu=10s cpu=1000s");
     running.running = Some(Placement {
         partition: "gpu".into(),
-        node: "g1".into(),
+        nodes: vec!["g1".into()],
         start: 99.0,
     });
     snap.running = vec![running];
@@ -431,7 +431,7 @@ fn a_node_slurm_finds_full_is_left_until_its_jobs_change() {
     let mut other = gpu_job(9, "carol");
     other.running = Some(Placement {
         partition: "gpu".into(),
-        node: "g1".into(),
+        nodes: vec!["g1".into()],
         start: 100.25,
     });
     snap.running = vec![other];
@@ -467,7 +467,7 @@ fn partition_cpu_limits_and_overlaps_bound_the_slots_of_a_node() {
             j.partitions = vec!["p2".into()];
             j.running = Some(Placement {
                 partition: "p2".into(),
-                node: "n2".into(),
+                nodes: vec!["n2".into()],
                 start: 90.0,
             });
             j
@@ -595,7 +595,7 @@ fn fair_share_follows_the_association_trees_shares() {
             let mut j = with(id, account, shares);
             j.running = Some(Placement {
                 partition: "gpu".into(),
-                node: node.into(),
+                nodes: vec![node.into()],
                 start: 95.0,
             });
             j
@@ -714,7 +714,7 @@ fn a_node_slurm_found_full_keeps_its_slots_marked_full() {
     let mut running = gpu_job(5, "bob");
     running.running = Some(Placement {
         partition: "gpu".into(),
-        node: "g1".into(),
+        nodes: vec!["g1".into()],
         start: 90.0,
     });
     snap.running = vec![running];
@@ -744,7 +744,7 @@ fn a_job_may_wait_for_a_full_gpu_rather_than_take_a_slow_cpu() {
     blocker.comment = "fairmatch: gpu=16s".into();
     blocker.running = Some(Placement {
         partition: "gpu".into(),
-        node: "g1".into(),
+        nodes: vec!["g1".into()],
         start: 90.0,
     });
     snap.running = vec![blocker];
@@ -791,7 +791,7 @@ fn overlapping_partitions_with_per_socket_limits_fill_both_nodes() {
             j.partitions = vec!["p1".into()];
             j.running = Some(Placement {
                 partition: "p1".into(),
-                node: n.into(),
+                nodes: vec![n.into()],
                 start: 90.0,
             });
             j

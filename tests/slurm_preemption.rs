@@ -16,7 +16,7 @@ fn busy(now: f64, opted: JobInfo, started: f64) -> Snapshot {
     let run = |mut job: JobInfo, node: &str, start: f64| {
         job.running = Some(Placement {
             partition: "cpu".into(),
-            node: node.into(),
+            nodes: vec![node.into()],
             start,
         });
         job
@@ -96,7 +96,7 @@ fn answer(planner: &mut Planner, decisions: &[Decision], at: f64, refused: Optio
 
 fn started(decisions: &[Decision], id: u32) -> Option<String> {
     decisions.iter().find_map(|d| match &d.action {
-        Action::Start { node, .. } if d.job_id == id => Some(node.clone()),
+        Action::Start { nodes, .. } if d.job_id == id => Some(nodes.join(",")),
         _ => None,
     })
 }

@@ -177,3 +177,71 @@ fn the_check_window_reaches_a_raised_job_at_the_back_of_the_queue() {
     assert!(wanted.contains(&59), "{wanted:?}");
     assert!(wanted.len() < 60, "a window, not the queue: {wanted:?}");
 }
+
+/// The first GPU to free goes to the admin's job even while the other
+/// GPUs' jobs have overrun their estimates (the plan takes them to free
+/// "imminently") or are about to end, and the plan made before the raise
+/// placed the raised jobs on those GPUs: neither a tie with an overrun GPU
+/// nor the plan's stickiness hands the free GPU to a lower class.
+#[test]
+fn a_free_gpu_goes_to_the_raised_job_while_other_gpus_overrun() {
+    let mut nodes: Vec<NodeInfo> = (1..=4)
+        .map(|i| NodeInfo::up(&format!("g{i}"), 1, "gpu:1"))
+        .collect();
+    // A CPU node too, which these jobs may not use: the matching has two
+    // flavors, as on a mixed cluster.
+    nodes.push(NodeInfo::up("c1", 1, ""));
+    let blocker = |id: u32, node: &str, start: f64| {
+        let mut j = JobInfo::pending(id, "ann", "fairmatch: gpu=8s", &["gpu"]);
+        j.gpus = 1;
+        j.running = Some(fairmatch::slurm::snapshot::Placement::on(
+            "gpu", node, start,
+        ));
+        j
+    };
+    let mut snap = Snapshot {
+        nodes,
+        partitions: vec![
+            PartitionInfo::new("gpu", vec![0, 1, 2, 3]),
+            PartitionInfo::new("cpu", vec![4]),
+        ],
+        ..cluster()
+    };
+    let users = ["ann", "bob", "cid", "dan"];
+    let queue = |raise: bool| -> Vec<JobInfo> {
+        (1..=16)
+            .map(|id| {
+                let mut j = gpu_job(id, users[id as usize % 4]);
+                j.comment = "fairmatch: gpu=2s".into();
+                if raise && id > 12 {
+                    raised(j, 1_000_000 + id)
+                } else {
+                    j
+                }
+            })
+            .collect()
+    };
+    // Now 5008.5: the blockers' 8 s ended 0.5 s ago, or end in 0.5 s.
+    for (idle_first, blockers_start) in (1..=4).flat_map(|g| [(g, 5000.0), (g, 5001.0)]) {
+        let mut planner = Planner::new(Config::default());
+        // Every GPU busy: the plan places the queue, raised or not yet.
+        snap.now = 5000.2;
+        snap.running = (1..=4)
+            .map(|i| blocker(100 + i, &format!("g{i}"), blockers_start))
+            .collect();
+        snap.pending = queue(false);
+        assert!(started(&planner.plan(&snap)).is_empty());
+        snap.now = 5000.5;
+        snap.pending = queue(true);
+        assert!(started(&planner.plan(&snap)).is_empty());
+        // Past every blocker's estimate, one GPU frees.
+        snap.running.remove(idle_first - 1);
+        snap.now = 5008.5;
+        let got = started(&planner.plan(&snap));
+        assert_eq!(
+            got,
+            vec![16],
+            "g{idle_first} freed first, blockers from {blockers_start}"
+        );
+    }
+}

@@ -39,9 +39,9 @@ fn starts(decisions: &[Decision], id: u32) -> Vec<(String, String, u32)> {
         .filter_map(|d| match &d.action {
             Action::Start {
                 partition,
-                node,
+                nodes,
                 gpus,
-            } => Some((partition.clone(), node.clone(), *gpus)),
+            } => Some((partition.clone(), nodes.join(","), *gpus)),
             Action::Wait | Action::Preempt { .. } => None,
         })
         .collect()
@@ -125,7 +125,7 @@ fn a_running_gang_holds_its_gpus_and_a_wide_job_waits_for_them() {
     let mut running = job(9, 3, "fairmatch: a100=10m");
     running.running = Some(Placement {
         partition: "gpu".into(),
-        node: "g1".into(),
+        nodes: vec!["g1".into()],
         start: 4990.0,
     });
     snap.running = vec![running];
@@ -189,10 +189,20 @@ fn run_times_are_learned_per_gpu_type() {
         ..job(1, 1, "")
     }];
     assert_eq!(starts(&p.plan(&snap), 1), start("gpu", "g2", 1));
-    // A multi-node run names no one node: it is learned for the partition.
+    // A multi-node run over both types is learned for the partition; a
+    // gang on one type, for that type.
     let mut snap = cluster();
     snap.finished = vec![ran("g[1-2]", 50.0)];
     p.learn(&snap);
     let history = decode(&p.saved_state()).unwrap().history;
     assert!(history.iter().any(|e| e.flavor == "gpu"), "{history:?}");
+    let mut p = Planner::new(Config::default());
+    let mut snap = cluster();
+    snap.nodes.push(NodeInfo::up("g3", 8, "gpu:a100:2"));
+    snap.partitions[0].nodes.push(2);
+    snap.finished = vec![ran("g[1,3]", 70.0)];
+    p.learn(&snap);
+    let history = decode(&p.saved_state()).unwrap().history;
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert_eq!(history[0].flavor, "gpu:a100", "{history:?}");
 }

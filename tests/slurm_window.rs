@@ -101,8 +101,8 @@ fn starts(decisions: &[fairmatch::slurm::snapshot::Decision]) -> Vec<(u32, Strin
         .iter()
         .filter_map(|d| match &d.action {
             Action::Start {
-                partition, node, ..
-            } => Some((d.job_id, partition.clone(), node.clone())),
+                partition, nodes, ..
+            } => Some((d.job_id, partition.clone(), nodes.join(","))),
             Action::Wait | Action::Preempt { .. } => None,
         })
         .collect();
@@ -141,7 +141,7 @@ fn a_plan_from_the_window_starts_what_a_plan_from_every_job_starts() {
                 r.checked = Checked::Runnable;
                 r.running = Some(Placement {
                     partition: if node.starts_with('g') { "gpu" } else { "cpu" }.into(),
-                    node: node.to_string(),
+                    nodes: vec![node.to_string()],
                     start: 1990.0,
                 });
                 r.partitions = vec![r.running.as_ref().unwrap().partition.clone()];

@@ -5,6 +5,7 @@
 
 use super::raw;
 use crate::slurm::config::Config;
+use crate::slurm::hostlist;
 use crate::slurm::snapshot::{
     Action, Checked, Decision, FinishedJob, JobInfo, JobPriority, NodeInfo, Outcome, PartitionInfo,
     PartitionLimits, Placement, Preemption, Refusal, Snapshot,
@@ -93,27 +94,31 @@ pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
             },
         })
         .collect();
-    let n_nodes = nodes.len();
+    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
     Snapshot {
         now: s.now,
         nodes,
         partitions,
         pending: slice(s.pending, s.n_pending)
             .iter()
-            .map(|j| job(j, n_nodes))
+            .map(|j| job(j, &names))
             .collect(),
         running: slice(s.running, s.n_running)
             .iter()
-            .map(|j| job(j, n_nodes))
+            .map(|j| job(j, &names))
             .collect(),
         finished: finished(s.finished, s.n_finished),
     }
 }
 
-unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
+unsafe fn job(j: &raw::fm_job_t, names: &[String]) -> JobInfo {
+    let n_nodes = names.len();
     let running = (!j.run_partition.is_null()).then(|| Placement {
         partition: text(j.run_partition),
-        node: text(j.run_node),
+        nodes: slice(j.nodes, j.n_nodes)
+            .iter()
+            .filter_map(|&i| names.get(i as usize).cloned())
+            .collect(),
         start: j.start,
     });
     let checked = if running.is_some() || j.checked == raw::FM_CHECK_RUNNABLE as i32 {
@@ -145,6 +150,9 @@ unsafe fn job(j: &raw::fm_job_t, n_nodes: usize) -> JobInfo {
             .collect(),
         cpus: j.cpus,
         gpus: j.gpus,
+        gpus_per_job: j.gpus_per_job,
+        nodes: j.min_nodes.max(1),
+        max_nodes: (j.max_nodes > 0).then_some(j.max_nodes),
         gpu_type: Some(text(j.gpu_type)).filter(|t| !t.is_empty()),
         shares_cpus: j.shares_cpus != 0,
         user_shares: (j.user_shares > 0.0).then_some(j.user_shares),
@@ -212,13 +220,20 @@ pub fn decision(d: &Decision, out: &mut raw::fm_decision_t) {
     match &d.action {
         Action::Start {
             partition,
-            node,
+            nodes,
             gpus,
         } => {
-            out.action = raw::FM_START as i32;
-            copy(partition, &mut out.partition);
-            copy(node, &mut out.node);
-            out.gpus = *gpus;
+            // A node list cut short would name other nodes: a gang whose
+            // list does not fit waits (never seen: `g[1-1024]` is short).
+            let list = hostlist::compress(nodes);
+            if list.len() < out.node.len() {
+                out.action = raw::FM_START as i32;
+                copy(partition, &mut out.partition);
+                copy(&list, &mut out.node);
+                out.gpus = *gpus;
+            } else {
+                out.action = raw::FM_WAIT as i32;
+            }
         }
         Action::Wait => out.action = raw::FM_WAIT as i32,
         Action::Preempt { notice } => {

@@ -101,14 +101,17 @@ impl View<'_> {
             .map(|(i, _)| i)
     }
 
-    /// Time until each machine is free, never negative: a busy machine that
-    /// overran its estimate is taken to free up imminently.
+    /// Time until each machine is free: a busy machine that overran its
+    /// estimate is taken to free up imminently, [`OVERRUN_FREE_IN`] from
+    /// now, so an idle machine is still the better place to start a job
+    /// (a tie would let a job wait for a busy machine while an idle one
+    /// goes to another, of a lower priority class, say).
     pub fn free_in(&self, machine: usize) -> f64 {
         let m = &self.machines[machine];
         if m.idle {
             0.0
         } else {
-            (m.free_at - self.now).max(0.0)
+            (m.free_at - self.now).max(OVERRUN_FREE_IN)
         }
     }
 
@@ -117,6 +120,10 @@ impl View<'_> {
         job.estimates[self.machines[machine].flavor]
     }
 }
+
+/// When a busy machine whose job overran its estimate is taken to free up,
+/// in seconds from now: soon, but not now.
+pub const OVERRUN_FREE_IN: f64 = 1e-3;
 
 /// Each user's current share of the cluster, AlloX's `L_u`: over the
 /// user's running jobs, `DS_best * p_best / p_used` (the share of its

@@ -32,6 +32,7 @@
 
 use super::hints::Hint;
 use super::history::{self, History};
+use super::shapes;
 use super::slots::SlotModel;
 use super::snapshot::{JobInfo, Snapshot};
 use std::collections::HashMap;
@@ -92,20 +93,21 @@ pub(super) fn of_job(
     in_flight: &InFlight,
 ) -> Estimates {
     let running = in_flight.of_job(job).unwrap_or(&[]);
+    let width = shapes::width(job, model);
     let allowed: Vec<bool> = (0..model.flavors.len())
         .map(|f| {
             let (gpu, nodes) = (model.gpu_flavor[f], &model.flavor_nodes[f]);
-            let reachable = job
-                .usable_nodes
-                .as_ref()
-                .is_none_or(|usable| nodes.iter().any(|n| usable.contains(n)));
-            let wide_enough = !gpu || job.gpus as usize <= model.flavors[f].per_node;
+            let reachable = match &job.usable_nodes {
+                None => nodes.len(),
+                Some(usable) => nodes.iter().filter(|n| usable.contains(n)).count(),
+            };
+            let wide_enough = !gpu || width.per_node <= model.flavors[f].per_node;
             let right_type = job.gpu_type.is_none() || job.gpu_type == model.gpu_type[f];
             job.partitions.contains(&model.partition[f])
-                && (job.gpus == 0 || gpu)
+                && (!shapes::wants_gpus(job) || gpu)
                 && right_type
                 && wide_enough
-                && reachable
+                && reachable >= width.nodes
         })
         .collect();
     // The estimates good enough to carry to other flavors: hints and
@@ -190,8 +192,10 @@ impl InFlight {
         let mut by_job: HashMap<String, HashMap<String, Vec<Option<f64>>>> = HashMap::new();
         for job in &snap.running {
             let Some(place) = &job.running else { continue };
-            let Some(f) = node_index
-                .get(place.node.as_str())
+            let Some(f) = place
+                .nodes
+                .first()
+                .and_then(|node| node_index.get(node.as_str()))
                 .and_then(|&n| model.flavor_on(snap, &place.partition, n))
             else {
                 continue;

@@ -34,7 +34,7 @@ impl Occupants {
         let mut jobs: Vec<u32> = snap
             .running
             .iter()
-            .filter(|j| j.running.as_ref().is_some_and(|p| p.node == node))
+            .filter(|j| j.running.as_ref().is_some_and(|p| p.holds(node)))
             .map(|j| j.job_id)
             .collect();
         jobs.sort_unstable();

@@ -20,6 +20,7 @@ use super::estimates::{self, Estimates, InFlight, Source};
 use super::full_nodes::{FullNodes, Occupants};
 use super::hints::{self, Hint};
 use super::history::History;
+use super::hostlist;
 use super::preempting::{Preempting, LEAVES_AFTER};
 use super::priority;
 use super::reasons;
@@ -564,10 +565,11 @@ impl Planner {
             let slots = starts.remove(&i).unwrap_or_default();
             for taken in &slots {
                 let slot = &model.slots[taken[0]];
-                let (partition, node) = (
-                    model.partition[slot.flavor].clone(),
-                    snap.nodes[slot.node].name.clone(),
-                );
+                let mut on: Vec<usize> = taken.iter().map(|&m| model.slots[m].node).collect();
+                on.sort_unstable();
+                on.dedup();
+                let nodes: Vec<String> = on.iter().map(|&n| snap.nodes[n].name.clone()).collect();
+                let (partition, node) = (model.partition[slot.flavor].clone(), nodes[0].clone());
                 let may_preempt = snap
                     .partitions
                     .iter()
@@ -586,8 +588,12 @@ impl Planner {
                     job_id: job.job_id,
                     action: Action::Start {
                         partition,
-                        node,
-                        gpus: if slot.gpu { taken.len() as u32 } else { 0 },
+                        gpus: if slot.gpu {
+                            (taken.len() / nodes.len()) as u32
+                        } else {
+                            0
+                        },
+                        nodes,
                     },
                     reason: String::new(),
                     for_resources: false,
@@ -749,16 +755,28 @@ fn runnable_only(snap: &Snapshot) -> Cow<'_, Snapshot> {
     })
 }
 
-/// The flavor a finished job's run time is learned for: on one node of a
-/// partition split by GPU type, `partition:type`; else its partition.
+/// The flavor a finished job's run time is learned for: on nodes of one
+/// GPU type of a partition split by type (one node, or a gang the plan
+/// placed), `partition:type`; else its partition.
 fn learned_flavor<'a>(
     model: &'a SlotModel,
     snap: &Snapshot,
     node_index: &HashMap<&str, usize>,
     job: &'a FinishedJob,
 ) -> &'a str {
-    node_index
-        .get(job.nodes.as_str())
-        .and_then(|&node| model.flavor_on(snap, &job.partition, node))
-        .map_or(&job.partition, |f| &model.flavors[f].name)
+    let mut flavors = hostlist::expand(&job.nodes, MAX_GANG_NODES)
+        .into_iter()
+        .map(|n| {
+            node_index
+                .get(n.as_str())
+                .and_then(|&node| model.flavor_on(snap, &job.partition, node))
+        });
+    let first = flavors.next().flatten();
+    match first {
+        Some(f) if flavors.all(|g| g == Some(f)) => &model.flavors[f].name,
+        _ => &job.partition,
+    }
 }
+
+/// The most nodes of a finished job looked at for its flavor.
+const MAX_GANG_NODES: usize = 1024;

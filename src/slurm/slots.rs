@@ -230,7 +230,7 @@ fn slot_cpus(config: &Config, snap: &Snapshot, part: &PartitionInfo) -> u32 {
         return config.cpus_per_slot;
     }
     jobs_of(snap, part)
-        .map(|j| j.cpus)
+        .map(JobInfo::cpus_per_node)
         .max()
         .unwrap_or(1)
         .max(1)
@@ -289,18 +289,21 @@ impl<'s> HeldByPartition<'s> {
         let mut on_node: HashMap<usize, Vec<(&str, u32, u32)>> = HashMap::new();
         for job in &snap.running {
             let Some(place) = &job.running else { continue };
-            let Some(&n) = index.get(place.node.as_str()) else {
-                continue;
-            };
             let gpus = if job.gpus > 0 {
                 job.gpus
             } else {
                 u32::from(gpu_parts.contains(&place.partition.as_str()))
             };
-            on_node
-                .entry(n)
-                .or_default()
-                .push((place.partition.as_str(), job.cpus, gpus));
+            for node in &place.nodes {
+                let Some(&n) = index.get(node.as_str()) else {
+                    continue;
+                };
+                on_node.entry(n).or_default().push((
+                    place.partition.as_str(),
+                    job.cpus_per_node(),
+                    gpus,
+                ));
+            }
         }
         let tiers = snap
             .partitions

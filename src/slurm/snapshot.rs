@@ -173,13 +173,23 @@ pub struct JobInfo {
     /// Pending jobs: the partitions Slurm's limits let it start in now.
     /// Running jobs: the partitions it was submitted to.
     pub partitions: Vec<String>,
-    /// CPUs the job asked for.
+    /// CPUs the job asked for, on all its nodes together.
     pub cpus: u32,
-    /// Pending jobs: the GPUs it asked for on its node (`--gres=gpu:N`,
-    /// `--gpus-per-node`, or `--gpus` on one node); 0 when it asked for
-    /// none, and then it may still run on one GPU of a GPU partition.
-    /// Running jobs: the GPUs it holds.
+    /// Pending jobs: the GPUs it asked for on each node (`--gres=gpu:N`,
+    /// `--gpus-per-node`, or `--gpus=N` over `-N k`: N / k rounded up); 0
+    /// when it asked for none per node, and then, without
+    /// [`JobInfo::gpus_per_job`], it may still run on one GPU of a GPU
+    /// partition. Running jobs: the most GPUs it holds on one node.
     pub gpus: u32,
+    /// Pending jobs: `--gpus=N` where the job leaves its node count to
+    /// Slurm; the plan takes the fewest nodes that hold them
+    /// ([`super::shapes`]). 0 otherwise.
+    pub gpus_per_job: u32,
+    /// Pending jobs: the nodes it asks for (`-N`, the low end of a range;
+    /// at least 1). Running jobs: the nodes it holds.
+    pub nodes: u32,
+    /// Pending jobs: the high end of its `-N` range, if it gave one.
+    pub max_nodes: Option<u32>,
     /// The GPU type it asked for (`--gres=gpu:a100:2`), if any: only
     /// nodes of that type will do.
     pub gpu_type: Option<String>,
@@ -240,6 +250,9 @@ impl JobInfo {
             partitions: partitions.iter().map(|&p| p.into()).collect(),
             cpus: 1,
             gpus: 0,
+            gpus_per_job: 0,
+            nodes: 1,
+            max_nodes: None,
             gpu_type: None,
             shares_cpus: false,
             user_shares: None,
@@ -301,10 +314,34 @@ pub enum Checked {
 pub struct Placement {
     /// The partition it started in.
     pub partition: String,
-    /// The node it runs on.
-    pub node: String,
+    /// The nodes it runs on, in Slurm's node order (one, or a gang's).
+    pub nodes: Vec<String>,
     /// Start time.
     pub start: f64,
+}
+
+impl Placement {
+    /// A run on one node.
+    pub fn on(partition: &str, node: &str, start: f64) -> Self {
+        Placement {
+            partition: partition.into(),
+            nodes: vec![node.into()],
+            start,
+        }
+    }
+
+    /// Whether it runs on node `name`.
+    pub fn holds(&self, name: &str) -> bool {
+        self.nodes.iter().any(|n| n == name)
+    }
+}
+
+impl JobInfo {
+    /// CPUs it asks for (or holds) on each of its nodes: Slurm spreads a
+    /// gang's CPUs over its nodes.
+    pub fn cpus_per_node(&self) -> u32 {
+        self.cpus.div_ceil(self.nodes.max(1))
+    }
 }
 
 /// A job that finished, recorded in the runtime history.
@@ -361,13 +398,13 @@ impl Snapshot {
 /// What to do with one pending job (or, for a preemption, a running one).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// Start now in `partition` on `node`, with `gpus` GPUs.
+    /// Start now in `partition` on `nodes`, with `gpus` GPUs on each.
     Start {
         /// The partition to start it in.
         partition: String,
-        /// The node to start it on.
-        node: String,
-        /// GPUs it gets on the node: its width on a GPU flavor (1 for a
+        /// The nodes to start it on: one, or each node of a gang.
+        nodes: Vec<String>,
+        /// GPUs it gets on each node: its width on a GPU flavor (1 for a
         /// job that asked for none), 0 on a CPU slot.
         gpus: u32,
     },

@@ -6,9 +6,9 @@
 
 use super::estimates::Estimates;
 use super::hints::{self, Hint};
+use super::shapes;
 use super::slots::SlotModel;
 use super::snapshot::{JobInfo, Preemption, Snapshot};
-use crate::model::Width;
 use crate::policy::decision_loop::Driver;
 use crate::policy::{MachineView, PendingJob, PolicyError, RunningJob, Start, View};
 use std::borrow::Cow;
@@ -141,32 +141,43 @@ impl<'s> SnapshotView<'s> {
         for r in order {
             let job = &snap.running[r];
             let Some(place) = &job.running else { continue };
-            let Some(&n) = node_index.get(place.node.as_str()) else {
+            let nodes: Vec<usize> = place
+                .nodes
+                .iter()
+                .filter_map(|name| node_index.get(name.as_str()).copied())
+                .collect();
+            let Some(flavor) = nodes
+                .first()
+                .and_then(|&n| model.flavor_on(snap, &place.partition, n))
+            else {
                 continue;
             };
-            let Some(flavor) = model.flavor_on(snap, &place.partition, n) else {
-                continue;
-            };
-            let candidates = slots_at.get(&(flavor, n)).map_or(&[][..], Vec::as_slice);
-            let machines = &self.machines;
-            let idle = |i: &usize| candidates.contains(i) && machines[*i].idle;
             let width = if model.gpu_flavor[flavor] {
                 job.gpus.max(1) as usize
             } else {
                 1
             };
             let remembered = planner.started(job.job_id);
-            let mut slots: Vec<usize> = remembered
-                .map(|(_, m)| m.iter().copied().filter(idle).collect())
-                .unwrap_or_default();
-            slots.truncate(width);
-            for &i in candidates {
-                if slots.len() == width {
-                    break;
+            // On each of its nodes, its width in slots of its flavor: those
+            // it was started on first.
+            let mut slots: Vec<usize> = Vec::new();
+            for &n in &nodes {
+                let candidates = slots_at.get(&(flavor, n)).map_or(&[][..], Vec::as_slice);
+                let machines = &self.machines;
+                let idle = |i: &usize| candidates.contains(i) && machines[*i].idle;
+                let mut on_node: Vec<usize> = remembered
+                    .map(|(_, m)| m.iter().copied().filter(idle).collect())
+                    .unwrap_or_default();
+                on_node.truncate(width);
+                for &i in candidates {
+                    if on_node.len() == width {
+                        break;
+                    }
+                    if machines[i].idle && !on_node.contains(&i) {
+                        on_node.push(i);
+                    }
                 }
-                if machines[i].idle && !slots.contains(&i) {
-                    slots.push(i);
-                }
+                slots.extend(on_node);
             }
             if slots.is_empty() {
                 continue;
@@ -242,7 +253,7 @@ impl<'s> SnapshotView<'s> {
                     user,
                     arrival: job.eligible,
                     estimates: estimates[i].iter().map(|e| e.map(|(s, _)| s)).collect(),
-                    width: width_of(job),
+                    width: shapes::width(job, self.model),
                     priority: classes[i],
                 });
             }
@@ -270,36 +281,60 @@ impl<'s> SnapshotView<'s> {
     }
 
     /// The idle slots `job` (of snapshot record `record`) takes for the
-    /// policy's `asked`: those, when they are its width's idle slots of one
-    /// node it may use; else as many idle slots of one usable node of the
+    /// policy's `asked`: those, when they are its width's idle slots of
+    /// nodes it may use (`per_node` on each of `nodes` nodes of one
+    /// flavor); else as many idle slots of as many usable nodes of the
     /// same flavor (the matching knows flavors, not the nodes a job may
     /// use: --exclude, --nodelist, --constraint); else none, and the job
     /// waits this round.
     fn placement(&self, record: usize, job: &PendingJob, asked: &[usize]) -> Option<Vec<usize>> {
-        let width = job.width.per_node;
+        let width = job.width;
         let slot_node = |m: usize| self.model.slots[m].node;
         let flavor = self.machines[*asked.first()?].flavor;
-        let node = slot_node(asked[0]);
-        let as_asked = asked.len() == width
-            && asked.iter().all(|&m| {
-                self.machines[m].idle && self.machines[m].flavor == flavor && slot_node(m) == node
-            })
-            && self.usable(record, node);
+        let fits = |m: usize| {
+            self.machines[m].idle
+                && self.machines[m].flavor == flavor
+                && self.usable(record, slot_node(m))
+        };
+        let mut asked_nodes: Vec<usize> = asked.iter().map(|&m| slot_node(m)).collect();
+        asked_nodes.sort_unstable();
+        asked_nodes.dedup();
+        let as_asked = asked.len() == width.slots()
+            && asked_nodes.len() == width.nodes
+            && asked.iter().all(|&m| fits(m))
+            && asked_nodes
+                .iter()
+                .all(|&n| asked.iter().filter(|&&m| slot_node(m) == n).count() == width.per_node);
         if as_asked {
             return Some(asked.to_vec());
         }
-        let mut by_node: HashMap<usize, Vec<usize>> = HashMap::new();
+        // Nodes in the order the policy asked for them, then the rest.
+        let mut by_node: Vec<(usize, Vec<usize>)> =
+            asked_nodes.iter().map(|&n| (n, Vec::new())).collect();
         for m in 0..self.machines.len() {
-            let machine = &self.machines[m];
-            if machine.idle && machine.flavor == flavor && self.usable(record, slot_node(m)) {
-                let on = by_node.entry(slot_node(m)).or_default();
-                on.push(m);
-                if on.len() == width {
-                    return Some(std::mem::take(on));
+            if !fits(m) {
+                continue;
+            }
+            let n = slot_node(m);
+            let at = match by_node.iter().position(|(node, _)| *node == n) {
+                Some(at) => at,
+                None => {
+                    by_node.push((n, Vec::new()));
+                    by_node.len() - 1
                 }
+            };
+            if by_node[at].1.len() < width.per_node {
+                by_node[at].1.push(m);
             }
         }
-        None
+        let mut taken: Vec<usize> = Vec::with_capacity(width.slots());
+        let full = by_node
+            .into_iter()
+            .filter(|(_, slots)| slots.len() == width.per_node);
+        for (_, slots) in full.take(width.nodes) {
+            taken.extend(slots);
+        }
+        (taken.len() == width.slots()).then_some(taken)
     }
 
     /// Whether snapshot record `record` may run on node `node`.
@@ -330,12 +365,6 @@ fn machines(model: &SlotModel, now: f64) -> Vec<MachineView> {
         .collect()
 }
 
-/// The slots a pending job takes at once: the GPUs it asked for on one
-/// node (on a CPU flavor, or with none asked, one slot).
-fn width_of(job: &JobInfo) -> Width {
-    Width::new(job.gpus.max(1) as usize, 1).unwrap_or(Width::ONE)
-}
-
 /// Per node that offers slots to more than one partition, the CPUs no job
 /// holds there; none where jobs may preempt others.
 fn shared_cpus_left(snap: &Snapshot, model: &SlotModel) -> HashMap<usize, u32> {
@@ -362,8 +391,8 @@ fn shared_cpus_left(snap: &Snapshot, model: &SlotModel) -> HashMap<usize, u32> {
             let held: u32 = snap
                 .running
                 .iter()
-                .filter(|j| j.running.as_ref().is_some_and(|p| p.node == node.name))
-                .map(|j| j.cpus)
+                .filter(|j| j.running.as_ref().is_some_and(|p| p.holds(&node.name)))
+                .map(JobInfo::cpus_per_node)
                 .sum();
             (
                 n,
@@ -438,13 +467,19 @@ impl Driver for SnapshotView<'_> {
             let Some(length) = job.estimates[flavor] else {
                 continue;
             };
-            let node = self.model.slots[machines[0]].node;
-            if let Some(left) = self.shared_cpus_left.get_mut(&node) {
-                let need = self.snap.pending[record].cpus.max(1);
-                if *left < need {
-                    continue;
+            let mut nodes: Vec<usize> =
+                machines.iter().map(|&m| self.model.slots[m].node).collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            let need = self.snap.pending[record].cpus_per_node().max(1);
+            let short = |n: &usize| self.shared_cpus_left.get(n).is_some_and(|&l| l < need);
+            if nodes.iter().any(short) {
+                continue;
+            }
+            for n in &nodes {
+                if let Some(left) = self.shared_cpus_left.get_mut(n) {
+                    *left -= need;
                 }
-                *left -= need;
             }
             for &machine in &machines {
                 self.machines[machine].idle = false;

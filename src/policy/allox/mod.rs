@@ -60,6 +60,10 @@ pub struct Allox {
     pub stickiness: f64,
     /// The previous plans: pending job id -> machine.
     planned: IdMap<usize>,
+    /// Deciding one of several priority classes: an idle machine the
+    /// class passes up goes to a class below, so its jobs stick only to
+    /// idle machines, never wait for a busy one they were planned on.
+    by_class: bool,
     /// With the class solver and no stickiness: the last
     /// matching, kept for the next decision (see `warm_plan`).
     warm: WarmSlot,
@@ -115,6 +119,7 @@ impl Allox {
             solver: SolverKind::Fast,
             stickiness: 0.0,
             planned: IdMap::default(),
+            by_class: false,
             warm: WarmSlot::default(),
             reservations: gangs::RESERVATIONS,
             aging: gangs::AGING,
@@ -260,7 +265,8 @@ impl Policy for Allox {
         }
         if priority_classes::several(view) {
             // Each class is a matching of its own: none is warm.
-            return priority_classes::decide_by_class(view, |class| {
+            self.by_class = true;
+            let starts = priority_classes::decide_by_class(view, |class| {
                 self.warm.0 = None;
                 let starts = self.decide_class(class)?;
                 Ok(priority_classes::ClassDecision {
@@ -268,6 +274,8 @@ impl Policy for Allox {
                     held: Some(std::mem::take(&mut self.held)),
                 })
             });
+            self.by_class = false;
+            return starts;
         }
         self.decide_class(view)
     }
@@ -456,7 +464,7 @@ impl Allox {
                     .map(|j| {
                         self.planned
                             .get(&j.id)
-                            .filter(|&&m| m < machines)
+                            .filter(|&&m| m < machines && (!self.by_class || view.machines[m].idle))
                             .map(|&m| (m, self.stickiness))
                     })
                     .collect()
