@@ -1,72 +1,79 @@
 //! Each way a user asks Slurm for GPUs gets what Slurm would give it, on a
-//! partition of two GPU types: the modelled shapes through fairmatch's
-//! plan, the others first come first served.
+//! partition of four GPU nodes of two types: the modelled shapes (one node
+//! or a gang of nodes of one type) through fairmatch's plan, the others
+//! first come first served.
 
 use super::harness::Cluster;
-use super::typed_gpus::TWO_TYPES;
 use super::FAST;
+use fairmatch::slurm::hostlist;
 use std::time::Duration;
+
+/// g1 and g3 with 4 a100 each, g2 and g4 with 4 v100 each.
+const FOUR_NODES: &[&str] = &[
+    "--gpu-nodes",
+    "4",
+    "--gpus",
+    "4",
+    "--gpu-types",
+    "a100,v100",
+];
 
 /// What one request must end with.
 struct Case {
     args: &'static [&'static str],
-    /// GPUs in all (on one node, for the modelled ones).
+    /// GPUs in all, on all its nodes.
     gpus: u32,
+    /// Nodes it must get.
+    nodes: u32,
     /// The node type it must run on, if the request names one.
     gpu_type: Option<&'static str>,
     /// Planned by fairmatch (else started first come first served).
     modelled: bool,
 }
 
+const fn case(args: &'static [&'static str], gpus: u32, nodes: u32, modelled: bool) -> Case {
+    Case {
+        args,
+        gpus,
+        nodes,
+        gpu_type: None,
+        modelled,
+    }
+}
+
+const fn typed(args: &'static [&'static str], gpus: u32, nodes: u32, t: &'static str) -> Case {
+    Case {
+        args,
+        gpus,
+        nodes,
+        gpu_type: Some(t),
+        modelled: true,
+    }
+}
+
 const CASES: &[Case] = &[
-    Case {
-        args: &["--gpus-per-node=2"],
-        gpus: 2,
-        gpu_type: None,
-        modelled: true,
-    },
-    Case {
-        args: &["--gpus=3", "-N1"],
-        gpus: 3,
-        gpu_type: None,
-        modelled: true,
-    },
-    Case {
-        args: &["--gres=gpu:v100:2"],
-        gpus: 2,
-        gpu_type: Some("v100"),
-        modelled: true,
-    },
-    Case {
-        args: &["--gpus-per-node=a100:1"],
-        gpus: 1,
-        gpu_type: Some("a100"),
-        modelled: true,
-    },
-    Case {
-        args: &["--constraint=v100", "--gres=gpu:1"],
-        gpus: 1,
-        gpu_type: Some("v100"),
-        modelled: true,
-    },
-    Case {
-        args: &[],
-        gpus: 1,
-        gpu_type: None,
-        modelled: true,
-    },
-    Case {
-        args: &["--gpus=2"],
-        gpus: 2,
-        gpu_type: None,
-        modelled: false,
-    },
-    Case {
-        args: &["-N2", "--gpus-per-node=1"],
-        gpus: 2,
-        gpu_type: None,
-        modelled: false,
-    },
+    case(&["--gpus-per-node=2"], 2, 1, true),
+    case(&["--gpus=3", "-N1"], 3, 1, true),
+    typed(&["--gres=gpu:v100:2"], 2, 1, "v100"),
+    typed(&["--gpus-per-node=a100:1"], 1, 1, "a100"),
+    typed(&["--constraint=v100", "--gres=gpu:1"], 1, 1, "v100"),
+    case(&[], 1, 1, true),
+    // --gpus=N alone: the fewest nodes that hold N.
+    case(&["--gpus=2"], 2, 1, true),
+    case(&["--gpus=6"], 6, 2, true),
+    // Gangs of -N nodes.
+    case(&["-N2", "--gpus-per-node=1"], 2, 2, true),
+    case(&["-N2", "--gpus=4"], 4, 2, true),
+    typed(&["-N2", "--gres=gpu:v100:2"], 4, 2, "v100"),
+    case(&["-N2-3", "--gpus-per-node=1"], 2, 2, true),
+    case(&["-N2", "--ntasks-per-node=2", "--gres=gpu:2"], 4, 2, true),
+    // Per task: not modelled.
+    case(
+        &["-N2", "--ntasks-per-node=1", "--gpus-per-task=1"],
+        2,
+        2,
+        false,
+    ),
 ];
 
 /// GPUs in all in `scontrol show job -d`'s `JOB_GRES`
@@ -89,7 +96,7 @@ fn gpus_held(job_gres: &str) -> u32 {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn gpu_requests_get_what_slurm_would_give() {
-    let c = Cluster::start(TWO_TYPES, FAST);
+    let c = Cluster::start(FOUR_NODES, FAST);
     // The hint makes a100 the faster type: a job that names v100 (or
     // constrains to it) must still run there.
     let hint = ["--comment", "fairmatch: a100=1s v100=3s"];
@@ -104,19 +111,39 @@ fn gpu_requests_get_what_slurm_would_give() {
         .collect();
     c.wait_done(&ids, Duration::from_secs(120));
     let log = c.log();
+    let type_of = |node: &str| match node {
+        "g1" | "g3" => "a100",
+        _ => "v100",
+    };
     for (case, &id) in CASES.iter().zip(&ids) {
         let job = c.job(id);
         assert_eq!(job["JobState"], "COMPLETED", "{:?}: {job:?}", case.args);
         assert_eq!(c.runs(id), 1, "{:?}", case.args);
-        let record = c.record(id);
         let held = gpus_held(&job["JOB_GRES"]);
         assert_eq!(held, case.gpus, "{:?}: {job:?}", case.args);
+        assert_eq!(
+            job["NumNodes"],
+            case.nodes.to_string(),
+            "{:?}: {job:?}",
+            case.args
+        );
+        let nodes = hostlist::expand(&job["NodeList"], 64);
+        assert_eq!(nodes.len(), case.nodes as usize, "{:?}: {job:?}", case.args);
+        let types: Vec<&str> = nodes.iter().map(|n| type_of(n)).collect();
         if case.modelled {
-            assert_eq!(record.gpus, case.gpus, "{:?}: one node", case.args);
+            // The plan holds a gang on nodes of one flavor.
+            assert!(
+                types.iter().all(|t| *t == types[0]),
+                "{:?} ran on {nodes:?}",
+                case.args
+            );
         }
-        let node_type = if record.node == "g1" { "a100" } else { "v100" };
         if let Some(t) = case.gpu_type {
-            assert_eq!(node_type, t, "{:?} ran on {}", case.args, record.node);
+            assert!(
+                types.iter().all(|n| n == &t),
+                "{:?} ran on {nodes:?}",
+                case.args
+            );
         }
         let planned = log.contains(&format!("fairmatch: started JobId={id} in gpu on"));
         let first_come = log.contains(&format!("fairmatch: started JobId={id} first-come"));

@@ -91,13 +91,25 @@ pub struct Record {
 
 const JOB_SCRIPT: &str = r#"#!/bin/bash
 # usage: job.sh RECORD_DIR GPU_SECONDS OTHER_SECONDS
-# FM_NODE_SECONDS="g1=2.5 g2=7" sets the time per node instead.
+# FM_NODE_SECONDS="g1=2.5 g2=7" sets the time per node instead: a job on
+# several nodes runs as long as its slowest node says (a gang's steps wait
+# for each other).
 start=$(date +%s.%N)
 echo "$start" >> "$1/runs-$SLURM_JOB_ID"
 case "$SLURM_JOB_PARTITION" in gpu) d=$2 ;; *) d=$3 ;; esac
-for kv in ${FM_NODE_SECONDS:-}; do
-    [ "${kv%%=*}" = "$SLURMD_NODENAME" ] && d=${kv#*=}
-done
+if [ -n "${FM_NODE_SECONDS:-}" ]; then
+    hosts=$(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null)
+    d=""
+    for host in ${hosts:-$SLURMD_NODENAME}; do
+        for kv in $FM_NODE_SECONDS; do
+            if [ "${kv%%=*}" = "$host" ] &&
+                { [ -z "$d" ] || awk "BEGIN { exit !(${kv#*=} > $d) }"; }; then
+                d=${kv#*=}
+            fi
+        done
+    done
+    [ -n "$d" ] || case "$SLURM_JOB_PARTITION" in gpu) d=$2 ;; *) d=$3 ;; esac
+fi
 if [ -n "${FM_RECORD_SIGNALS:-}" ]; then
     # A --signal=B:USR1 notice is recorded and the job goes on; the sleep
     # runs in the background so the trap runs at once.

@@ -7,6 +7,7 @@ mod bench;
 mod gpu_requests;
 mod harness;
 mod learned_state;
+mod multi_node;
 mod preemption;
 mod reliability;
 mod scale;
