@@ -155,6 +155,10 @@ typedef struct {
 /* A running job gives way: requeued now, or (`notice`) sent its --signal
  * now, the requeue following in a later decision. */
 #define FM_PREEMPT 2
+/* The plan cannot hold the job's shape (a gang wider than each GPU type
+ * of its partitions), though Slurm may run it: the first-come pass takes
+ * it from the next cycle on. */
+#define FM_FIRST_COME 3
 #define FM_TEXT 256
 /* At most this many tasks of one array are planned per cycle. */
 #define FM_MAX_TASKS 256
@@ -163,7 +167,7 @@ typedef struct {
 
 typedef struct {
 	uint32_t job_id;
-	int32_t action;            /* FM_WAIT, FM_START or FM_PREEMPT */
+	int32_t action;            /* FM_WAIT, FM_START, FM_PREEMPT, FM_FIRST_COME */
 	char partition[FM_TEXT];   /* FM_START: where */
 	/* FM_START: its nodes, as a Slurm hostlist ("g1", "g[1-4]") */
 	char node[FM_TEXT];

@@ -165,6 +165,13 @@ list_t *fm_job_partitions(job_record_t *job_ptr);
  * Slurm's reason. */
 int fm_limits_in(job_record_t *job_ptr, part_record_t *part_ptr);
 bool fm_managed(job_record_t *job_ptr);
+/* Why the plan does not model the job's shape (NULL: it does). */
+const char *fm_unmodelled_why(job_record_t *job_ptr);
+/* The same for a job of managed partitions only (NULL otherwise). */
+const char *fm_unplanned_why(job_record_t *job_ptr);
+/* The plan cannot hold the job's shape but Slurm may run it: from the
+ * next cycle on, while it is pending, it is the first-come pass's. */
+void fm_hand_to_first_come(uint32_t job_id);
 bool fm_startable(job_record_t *job_ptr);
 /* What the agent watches between snapshots. */
 typedef struct {

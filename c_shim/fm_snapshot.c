@@ -150,33 +150,106 @@ bool fm_gpu_request(const char *tres, uint32_t *count, char *type,
 	return true;
 }
 
-/* The GPUs (and type) a job asks for: per node (`--gres=gpu:N`,
- * `--gpus-per-node`), or `--gpus=N` for the job. With a node count the job
- * fixed (`-N k`, or `-N1`), `--gpus=N` is ceil(N / k) per node: Slurm gives
- * N in all on those k nodes, at most that on one. With the count left to
- * Slurm it is `per_job`, and the plan takes the fewest nodes that hold it
- * (slurm/shapes.rs). False when it asks for GPUs in a way the model does
- * not hold (per socket, per task, other GRES). */
+/* The GPU entry of a list of TRES that may also name CPUs ("cpu=2,
+ * gres/gpu:1", as --gpus-per-task beside --cpus-per-task from 23.11 on):
+ * its count (0 without one) and type. False for other GRES. */
+static bool _gpu_entry(const char *tres, uint32_t *count, char *type,
+		       size_t type_cap)
+{
+	*count = 0;
+	if (type && type_cap)
+		type[0] = '\0';
+	if (!tres || !tres[0])
+		return true;
+	char *copy = xstrdup(tres), *save = NULL;
+	bool ok = true, seen = false;
+	for (char *item = strtok_r(copy, ",", &save); item && ok;
+	     item = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(item, "cpu", 3) &&
+		    (item[3] == '=' || item[3] == ':'))
+			continue;
+		ok = !seen && fm_gpu_request(item, count, type, type_cap);
+		seen = true;
+	}
+	xfree(copy);
+	return ok;
+}
+
+/* The GPUs (and type) a job asks for on each node: per node
+ * (`--gres=gpu:N`, `--gpus-per-node`); per task or per socket where the
+ * job fixes its tasks or sockets per node (`--ntasks-per-node`,
+ * `--sockets-per-node`); or `--gpus=N` for the job. With a node count the
+ * job fixed (`-N k`, or `-N1`), `--gpus=N` is ceil(N / k) per node: Slurm
+ * gives N in all on those k nodes, at most that on one. With the count
+ * left to Slurm it is `per_job`, and the plan takes the fewest nodes that
+ * hold it (slurm/shapes.rs). False when it asks for GPUs in a way the
+ * model does not hold: other GRES, two kinds of GPU request at once, per
+ * task or socket with the tasks or sockets per node left to Slurm. */
+static bool _gpus_asked_why(job_record_t *job_ptr, uint32_t *count,
+			    uint32_t *per_job, char *type, size_t type_cap,
+			    const char **why);
+
 static bool _gpus_asked(job_record_t *job_ptr, uint32_t *count,
 			uint32_t *per_job, char *type, size_t type_cap)
 {
-	uint32_t n;
+	return _gpus_asked_why(job_ptr, count, per_job, type, type_cap, NULL);
+}
+
+/* As _gpus_asked(), saying in `why` (when given) what is not modelled. */
+static bool _gpus_asked_why(job_record_t *job_ptr, uint32_t *count,
+			    uint32_t *per_job, char *type, size_t type_cap,
+			    const char **why)
+{
+	uint32_t node_n, job_n, task_n, socket_n;
 	job_details_t *d = job_ptr->details;
-	*per_job = 0;
-	if (!fm_gpu_request(job_ptr->tres_per_node, count, type, type_cap))
+	const char *unused;
+	if (!why)
+		why = &unused;
+	*count = *per_job = 0;
+	if (type && type_cap)
+		type[0] = '\0';
+	*why = "a GRES other than GPUs";
+	if (!d || !fm_gpu_request(job_ptr->tres_per_node, &node_n, NULL, 0) ||
+	    !fm_gpu_request(job_ptr->tres_per_job, &job_n, NULL, 0) ||
+	    !_gpu_entry(job_ptr->tres_per_task, &task_n, NULL, 0) ||
+	    !fm_gpu_request(job_ptr->tres_per_socket, &socket_n, NULL, 0))
 		return false;
-	if (!job_ptr->tres_per_job || !job_ptr->tres_per_job[0])
-		return true;
-	/* Not beside a per-node request. */
-	if (*count || !d)
+	*why = "GPUs asked two ways at once";
+	if (!!node_n + !!job_n + !!task_n + !!socket_n > 1)
 		return false;
-	if (!fm_gpu_request(job_ptr->tres_per_job, &n, type, type_cap))
-		return false;
-	uint32_t k = MAX(d->min_nodes, 1);
-	if (d->max_nodes == k)
-		*count = (n + k - 1) / k;
-	else
-		*per_job = n;
+	*why = "GPUs per task without --ntasks-per-node";
+	if (node_n) {
+		*count = node_n;
+		return fm_gpu_request(job_ptr->tres_per_node, &node_n, type,
+				      type_cap);
+	}
+	if (task_n) {
+		uint16_t tasks = d->ntasks_per_node;
+		if (!tasks || tasks == NO_VAL16)
+			return false;
+		*count = task_n * tasks;
+		return _gpu_entry(job_ptr->tres_per_task, &task_n, type,
+				  type_cap);
+	}
+	*why = "GPUs per socket without --sockets-per-node";
+	if (socket_n) {
+		uint16_t sockets = d->mc_ptr ? d->mc_ptr->sockets_per_node :
+					       NO_VAL16;
+		if (!sockets || sockets == NO_VAL16)
+			return false;
+		*count = socket_n * sockets;
+		return fm_gpu_request(job_ptr->tres_per_socket, &socket_n,
+				      type, type_cap);
+	}
+	if (job_n) {
+		uint32_t k = MAX(d->min_nodes, 1);
+		if (d->max_nodes == k)
+			*count = (job_n + k - 1) / k;
+		else
+			*per_job = job_n;
+		return fm_gpu_request(job_ptr->tres_per_job, &job_n, type,
+				      type_cap);
+	}
 	return true;
 }
 
@@ -201,35 +274,69 @@ static bool _partitions_managed(job_record_t *job_ptr)
 	return job_ptr->part_ptr && fm_manages(job_ptr->part_ptr->name);
 }
 
-/* From 23.11 on, --cpus-per-task is mirrored into tres_per_task as
- * "cpu:N" (23.11) or "cpu=N" (24.05 on). That alone asks for nothing the
- * model lacks: the CPU count is in details->min_cpus. */
-static bool _tres_per_task_only_cpus(const char *tpt)
+/* The shape the matching models: a gang of nodes (`-N k`, the fewest
+ * of a node range), and on each no GRES or some GPUs of any or one type
+ * (--cpus-per-task, mirrored into tres_per_task from 23.11 on, asks for
+ * nothing more: the CPU count is in details->min_cpus); not part of a
+ * heterogeneous job. Array tasks are such jobs. */
+static bool _modelled_shape(job_record_t *job_ptr)
 {
-	if (!tpt || !tpt[0])
-		return true;
-	if (strncmp(tpt, "cpu", 3) || (tpt[3] != '=' && tpt[3] != ':'))
-		return false;
-	return !strchr(tpt, ',');
+	return !fm_unmodelled_why(job_ptr);
 }
 
-/* The shape the matching models: a gang of nodes (`-N k`, the fewest
- * of a node range), and on each no GRES or some GPUs of any or one type;
- * not part of a heterogeneous job. Array tasks are such jobs. */
-static bool _modelled_shape(job_record_t *job_ptr)
+/* Jobs the plan handed to the first-come pass (FM_FIRST_COME), while
+ * they are pending: few, so a short array. */
+#define FM_MAX_HANDED 1024
+static uint32_t handed[FM_MAX_HANDED];
+static size_t n_handed = 0;
+
+static bool _is_handed(uint32_t job_id)
+{
+	for (size_t i = 0; i < n_handed; i++)
+		if (handed[i] == job_id)
+			return true;
+	return false;
+}
+
+void fm_hand_to_first_come(uint32_t job_id)
+{
+	if (!_is_handed(job_id) && n_handed < FM_MAX_HANDED)
+		handed[n_handed++] = job_id;
+}
+
+/* Forgets the handed jobs that are no longer pending. */
+static void _prune_handed(void)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < n_handed; i++) {
+		job_record_t *job_ptr = find_job_record(handed[i]);
+		if (job_ptr && IS_JOB_PENDING(job_ptr))
+			handed[kept++] = handed[i];
+	}
+	n_handed = kept;
+}
+
+const char *fm_unmodelled_why(job_record_t *job_ptr)
 {
 	job_details_t *d = job_ptr->details;
 	uint32_t gpus, per_job;
-	if (!d || job_ptr->het_job_id)
-		return false;
+	const char *why = NULL;
+	if (!d)
+		return "no job details";
+	if (n_handed && _is_handed(job_ptr->job_id))
+		return "a gang wider than each GPU type of its partitions";
+	if (job_ptr->het_job_id)
+		return "a heterogeneous job";
 	if (d->min_nodes > FM_MAX_GANG_NODES)
-		return false;
-	if (!_gpus_asked(job_ptr, &gpus, &per_job, NULL, 0))
-		return false;
-	if ((job_ptr->tres_per_socket && job_ptr->tres_per_socket[0]) ||
-	    !_tres_per_task_only_cpus(job_ptr->tres_per_task))
-		return false;
-	return true;
+		return "more nodes than the plan holds";
+	if (!_gpus_asked_why(job_ptr, &gpus, &per_job, NULL, 0, &why))
+		return why;
+	return NULL;
+}
+
+const char *fm_unplanned_why(job_record_t *job_ptr)
+{
+	return _partitions_managed(job_ptr) ? fm_unmodelled_why(job_ptr) : NULL;
 }
 
 bool fm_managed(job_record_t *job_ptr)
@@ -832,6 +939,7 @@ void fm_snapshot_begin(fm_snapshot_t *s, time_t *last_finished_scan,
 	 * an iterator does. The managed pending jobs are copied after it,
 	 * and only when some CPU is free; until the locks are first
 	 * yielded, from the pointers kept here, without a lookup by id. */
+	_prune_handed();
 	walk_t walk = { .s = s, .w = w, .watch = watch };
 	list_for_each_ro(job_list, _walk_one, &walk);
 	/* Not inside the walk: job_independent() may cancel a job whose

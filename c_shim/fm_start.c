@@ -47,7 +47,9 @@ static int _request_gpu(job_record_t *job_ptr, gres_saved_t *saved)
 	list_t *gres = NULL;
 
 	if ((job_ptr->tres_per_node && job_ptr->tres_per_node[0]) ||
-	    (job_ptr->tres_per_job && job_ptr->tres_per_job[0]))
+	    (job_ptr->tres_per_job && job_ptr->tres_per_job[0]) ||
+	    (job_ptr->tres_per_socket && job_ptr->tres_per_socket[0]) ||
+	    xstrstr(job_ptr->tres_per_task, "gpu"))
 		return SLURM_SUCCESS;
 	if (d->mc_ptr && d->mc_ptr->ntasks_per_socket != INFINITE16)
 		ntasks_per_socket = d->mc_ptr->ntasks_per_socket;
@@ -390,6 +392,10 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 		if (fm_hold_spent(h) && !fm_hold_yield(h))
 			break;
 		h->worked = true;
+		if (dec->action == FM_FIRST_COME) {
+			fm_hand_to_first_come(dec->job_id);
+			continue;
+		}
 		if (dec->action == FM_PREEMPT) {
 			fm_outcome_t *p = &outcomes[n++];
 			p->job_id = dec->job_id;
@@ -518,6 +524,28 @@ static void _reserve(job_record_t *job_ptr, fm_reservation_t *resv)
 	slurm_free_will_run_response_msg(resp);
 }
 
+/* A waiting job of a managed partition whose shape the plan does not
+ * model says why in squeue, beside what it waits for. */
+static void _say_unplanned(job_record_t *job_ptr)
+{
+	const char *why = fm_unplanned_why(job_ptr);
+	if (!why || (job_ptr->state_reason != WAIT_RESOURCES &&
+		     job_ptr->state_reason != WAIT_PRIORITY &&
+		     job_ptr->state_reason != WAIT_NO_REASON))
+		return;
+	char *desc = xstrdup_printf("fairmatch: not planned (%s): first come first served, %s",
+				    why, fm_job_reason_string(
+						 job_ptr->state_reason == WAIT_NO_REASON ?
+						 WAIT_RESOURCES : job_ptr->state_reason));
+	if (xstrcmp(job_ptr->state_desc, desc)) {
+		xfree(job_ptr->state_desc);
+		job_ptr->state_desc = desc;
+		last_job_update = time(NULL);
+	} else {
+		xfree(desc);
+	}
+}
+
 static int _priority_cmp(void *x, void *y)
 {
 	job_record_t *a = *(job_record_t **) x, *b = *(job_record_t **) y;
@@ -552,6 +580,8 @@ static size_t _easy_start(list_t *queue, fm_reservation_t *resv)
 			if (!array || !job_ptr || !fm_startable(job_ptr))
 				break;
 		}
+		if (!started && job_ptr)
+			_say_unplanned(job_ptr);
 		/* Only a job that waits for nodes gets them reserved, not
 		 * one a limit or a license holds back. */
 		if (!started && job_ptr && !resv->nodes && !job_ptr->het_job_id &&

@@ -45,7 +45,7 @@ fn starts(decisions: &[Decision], id: u32) -> Vec<(Vec<String>, u32)> {
         .filter(|d| d.job_id == id)
         .filter_map(|d| match &d.action {
             Action::Start { nodes, gpus, .. } => Some((nodes.clone(), *gpus)),
-            Action::Wait | Action::Preempt { .. } => None,
+            Action::Wait | Action::FirstCome | Action::Preempt { .. } => None,
         })
         .collect()
 }
@@ -70,9 +70,16 @@ fn a_gang_starts_whole_on_nodes_of_its_fastest_type() {
 fn a_gang_never_spans_two_types() {
     let mut snap = cluster();
     // Four nodes wanted: the partition has four, but only two per type.
-    snap.pending = vec![gang(1, 4, 1, "fairmatch: gpu=10m")];
+    // The plan cannot hold it; Slurm may run it across types: it goes to
+    // the first-come pass. Asking for a100 it can run nowhere: it waits.
+    let mut typed = gang(2, 4, 1, "fairmatch: gpu=10m");
+    typed.gpu_type = Some("a100".into());
+    snap.pending = vec![gang(1, 4, 1, "fairmatch: gpu=10m"), typed];
     let d = Planner::new(Config::default()).plan(&snap);
     assert!(starts(&d, 1).is_empty(), "{d:?}");
+    let action = |id: u32| d.iter().find(|d| d.job_id == id).map(|d| d.action.clone());
+    assert_eq!(action(1), Some(Action::FirstCome), "{d:?}");
+    assert_eq!(action(2), Some(Action::Wait), "{d:?}");
     // Untyped nodes of one flavor hold it.
     let mut snap = cluster();
     for n in &mut snap.nodes {
@@ -172,4 +179,16 @@ fn a_cpu_gang_takes_a_slot_on_each_of_its_nodes() {
     for (nodes, gpus) in starts(&d, 1) {
         assert_eq!((nodes.len(), gpus), (2, 0), "{d:?}");
     }
+}
+
+#[test]
+fn a_gang_wider_than_each_type_is_checked_though_it_ranks_nowhere() {
+    let mut snap = cluster();
+    let mut across = gang(1, 4, 1, "fairmatch: gpu=10m");
+    across.checked = fairmatch::slurm::snapshot::Checked::Not;
+    let mut fits = gang(2, 2, 1, "fairmatch: gpu=10m");
+    fits.checked = fairmatch::slurm::snapshot::Checked::Not;
+    snap.pending = vec![across, fits];
+    let check = Planner::new(Config::default()).to_check(&snap);
+    assert_eq!(check, vec![0, 1]);
 }

@@ -61,7 +61,7 @@ fn placed(
                 nodes,
                 gpus,
             } => Some((partition.clone(), nodes.join(","), *gpus)),
-            Action::Wait | Action::Preempt { .. } => None,
+            Action::Wait | Action::FirstCome | Action::Preempt { .. } => None,
         })
 }
 
@@ -299,7 +299,7 @@ fn starts(decisions: &[fairmatch::slurm::snapshot::Decision], id: u32) -> Vec<(S
             Action::Start {
                 partition, nodes, ..
             } => Some((partition.clone(), nodes.join(","))),
-            Action::Wait | Action::Preempt { .. } => None,
+            Action::Wait | Action::FirstCome | Action::Preempt { .. } => None,
         })
         .collect()
 }

@@ -42,7 +42,7 @@ fn starts(decisions: &[Decision], id: u32) -> Vec<(String, String, u32)> {
                 nodes,
                 gpus,
             } => Some((partition.clone(), nodes.join(","), *gpus)),
-            Action::Wait | Action::Preempt { .. } => None,
+            Action::Wait | Action::FirstCome | Action::Preempt { .. } => None,
         })
         .collect()
 }

@@ -103,7 +103,7 @@ fn starts(decisions: &[fairmatch::slurm::snapshot::Decision]) -> Vec<(u32, Strin
             Action::Start {
                 partition, nodes, ..
             } => Some((d.job_id, partition.clone(), nodes.join(","))),
-            Action::Wait | Action::Preempt { .. } => None,
+            Action::Wait | Action::FirstCome | Action::Preempt { .. } => None,
         })
         .collect();
     s.sort();

@@ -236,6 +236,7 @@ pub fn decision(d: &Decision, out: &mut raw::fm_decision_t) {
             }
         }
         Action::Wait => out.action = raw::FM_WAIT as i32,
+        Action::FirstCome => out.action = raw::FM_FIRST_COME as i32,
         Action::Preempt { notice } => {
             out.action = raw::FM_PREEMPT as i32;
             out.notice = i32::from(*notice);

@@ -25,6 +25,7 @@ use super::preempting::{Preempting, LEAVES_AFTER};
 use super::priority;
 use super::reasons;
 use super::saved_state::{self, SavedState};
+use super::shapes;
 use super::slots::SlotModel;
 use super::snapshot::{
     Action, Checked, Decision, FinishedJob, JobInfo, Outcome, Preemption, Snapshot,
@@ -369,7 +370,19 @@ impl Planner {
         // A cycle starts at most one job per slot, and each start may drop
         // one job matched to its slot (see `window`).
         let quota = cap.saturating_add(2 * model.slots.len());
-        window::to_check(&ranked, quota, self.config.candidate_rule, &usable)
+        let mut check = window::to_check(&ranked, quota, self.config.candidate_rule, &usable);
+        // A gang no flavor holds ranks nowhere, but its check lets the
+        // plan hand it to the first-come pass (`shapes::only_across_types`).
+        check.extend((0..snap.pending.len()).filter(|&i| {
+            let job = &snap.pending[i];
+            job.checked == Checked::Not
+                && ranked[i].estimates.iter().all(Option::is_none)
+                && !self.refused.contains_key(&job.job_id)
+                && shapes::only_across_types(job, &model)
+        }));
+        check.sort_unstable();
+        check.dedup();
+        check
     }
 
     /// Learns the run times of jobs that finished. [`Planner::plan`] does
@@ -599,6 +612,19 @@ impl Planner {
                     for_resources: false,
                     note: note.clone(),
                 });
+            }
+            if slots.is_empty()
+                && estimates[i].iter().all(Option::is_none)
+                && shapes::only_across_types(job, model)
+            {
+                decisions.push(Decision {
+                    job_id: job.job_id,
+                    action: Action::FirstCome,
+                    reason: String::new(),
+                    for_resources: false,
+                    note: None,
+                });
+                continue;
             }
             if slots.len() < job.tasks.max(1) as usize {
                 let refused = self.refused.contains_key(&job.job_id);

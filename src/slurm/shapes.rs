@@ -46,3 +46,22 @@ pub fn width(job: &JobInfo, model: &SlotModel) -> Width {
 pub fn wants_gpus(job: &JobInfo) -> bool {
     job.gpus > 0 || job.gpus_per_job > 0
 }
+
+/// Whether `job`, which no flavor of `model` can hold, would fit across
+/// the GPU types of one of its partitions: an untyped gang of more nodes
+/// than any one type has, which Slurm may still run (at its slowest
+/// node's pace). The plan leaves it to the first-come pass.
+pub fn only_across_types(job: &JobInfo, model: &SlotModel) -> bool {
+    if job.gpu_type.is_some() {
+        return false;
+    }
+    let width = width(job, model);
+    job.partitions.iter().any(|p| {
+        let flavors: Vec<usize> = (0..model.flavors.len())
+            .filter(|&f| model.partition[f] == *p && model.gpu_flavor[f])
+            .filter(|&f| model.flavors[f].per_node >= width.per_node)
+            .collect();
+        let nodes: usize = flavors.iter().map(|&f| model.flavor_nodes[f].len()).sum();
+        flavors.len() > 1 && nodes >= width.nodes
+    })
+}

@@ -410,6 +410,10 @@ pub enum Action {
     },
     /// Stay pending.
     Wait,
+    /// Leave it to the shim's first-come pass: the plan cannot hold its
+    /// shape (a gang of more nodes than any one GPU type of its
+    /// partitions has), though Slurm may run it across types.
+    FirstCome,
     /// A running job gives way (preemption): with `notice`, Slurm sends it
     /// the signal of its `--signal` now and the planner asks for the
     /// requeue once the notice is over; without, Slurm requeues it now.

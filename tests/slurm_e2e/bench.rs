@@ -15,8 +15,9 @@
 //! one-second jobs end together in waves, spread ones in a steady stream.
 //! `FAIRMATCH_BENCH_WIDE=1` gives the GPU nodes 2 GPUs (and 2 CPUs) of
 //! two types, a100 and v100 in turn (32 slots), and makes every fifth job
-//! take a whole GPU node (`-p gpu --gres=gpu:2`) and every fifth from the
-//! third ask for one a100 (`--gres=gpu:a100:1`).
+//! take a whole GPU node (`-p gpu --gres=gpu:2`), every fifth from the
+//! third ask for one a100 (`--gres=gpu:a100:1`) and every fifth from the
+//! fifth take one GPU on each of two nodes (`-N2 --gpus-per-node=1`).
 
 use crate::harness::{harness_time, now, run, Cluster};
 use std::time::Duration;
@@ -128,6 +129,9 @@ fn throughput(sched: &str, n: usize, window: f64, spread: f64) -> Throughput {
                     let mut args = match i % 5 {
                         0 if wide => vec![account.as_str(), "-p", "gpu", "--gres=gpu:2"],
                         2 if wide => vec![account.as_str(), "-p", "gpu", "--gres=gpu:a100:1"],
+                        4 if wide => {
+                            vec![account.as_str(), "-p", "gpu", "-N2", "--gpus-per-node=1"]
+                        }
                         _ => vec![account.as_str(), "-p", "cpu,gpu"],
                     };
                     if i % 2 == 0 {

@@ -3,7 +3,7 @@
 //! or a gang of nodes of one type) through fairmatch's plan, the others
 //! first come first served.
 
-use super::harness::Cluster;
+use super::harness::{self, Cluster};
 use super::FAST;
 use fairmatch::slurm::hostlist;
 use std::time::Duration;
@@ -67,13 +67,21 @@ const CASES: &[Case] = &[
     typed(&["-N2", "--gres=gpu:v100:2"], 4, 2, "v100"),
     case(&["-N2-3", "--gpus-per-node=1"], 2, 2, true),
     case(&["-N2", "--ntasks-per-node=2", "--gres=gpu:2"], 4, 2, true),
-    // Per task: not modelled.
+    // More nodes than either type has: Slurm runs it across types, first
+    // come first served.
+    case(&["-N4", "--gpus-per-node=1"], 4, 4, false),
+    // Per task or socket, where the tasks or sockets per node are fixed.
     case(
-        &["-N2", "--ntasks-per-node=1", "--gpus-per-task=1"],
+        &["-N2", "--ntasks-per-node=2", "--gpus-per-task=1"],
+        4,
         2,
-        2,
-        false,
+        true,
     ),
+    case(&["--ntasks-per-node=3", "--gpus-per-task=1"], 3, 1, true),
+    case(&["--sockets-per-node=1", "--gpus-per-socket=2"], 2, 1, true),
+    // Tasks Slurm may place as it likes: their GPUs per node are not
+    // known before the allocation.
+    case(&["-N2", "--ntasks=3", "--gpus-per-task=1"], 3, 2, false),
 ];
 
 /// GPUs in all in `scontrol show job -d`'s `JOB_GRES`
@@ -154,4 +162,50 @@ fn gpu_requests_get_what_slurm_would_give() {
             case.args
         );
     }
+}
+
+/// A job of a managed partition that the plan does not model says why in
+/// `squeue` while it waits, beside what it waits for.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn an_unplanned_request_says_why_in_squeue() {
+    let c = Cluster::start(FOUR_NODES, FAST);
+    let blocker = c.submit(
+        &[
+            "-p",
+            "gpu",
+            "-N4",
+            "--gpus-per-node=4",
+            "--comment",
+            "fairmatch: gpu=8s",
+        ],
+        8.0,
+        8.0,
+    );
+    c.wait_state(blocker, "RUNNING", Duration::from_secs(20));
+    let waiting = c.submit(
+        &["-p", "gpu", "-N2", "--ntasks=3", "--gpus-per-task=1"],
+        1.0,
+        1.0,
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let reason = loop {
+        let out =
+            harness::run(
+                c.cmd("squeue")
+                    .args(["-h", "-o", "%r", "-j", &waiting.to_string()]),
+            );
+        let reason = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if reason.starts_with("fairmatch:") || std::time::Instant::now() > deadline {
+            break reason;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(
+        reason,
+        "fairmatch: not planned (GPUs per task without --ntasks-per-node): first come first served, Resources"
+    );
+    assert_eq!(c.state(blocker), "RUNNING", "the blocker ended too soon");
+    c.wait_done(&[blocker, waiting], Duration::from_secs(60));
+    assert_eq!(c.runs(waiting), 1);
 }

@@ -3,10 +3,16 @@
 //! `--gpus=N` left to Slurm, torchrun's one task per node), some much
 //! faster on one type, all arriving at once. A gang runs as fast as its
 //! slowest node, so one that spans both types runs at the slow type's
-//! speed.
+//! speed. The simulator's prediction of fairmatch's run is checked
+//! against it: the digital twin with gangs.
 
 use super::harness::{local_time, now, Cluster};
-use super::FAST;
+use super::{calibrate_overhead, FAST};
+use fairmatch::metrics::JobOutcome;
+use fairmatch::model::{Cluster as SimCluster, Flavor, Job, Scenario, User, Width, Workload};
+use fairmatch::policy::allox::Allox;
+use fairmatch::sim::{self, EstimateSource, Profiling, SimOptions};
+use fairmatch::slurm::config::Config;
 use fairmatch::slurm::hostlist;
 use std::time::Duration;
 
@@ -83,6 +89,11 @@ enum Users {
 
 struct Run {
     label: String,
+    /// The cluster's overhead per job (fairmatch's run only; see
+    /// [`calibrate_overhead`]).
+    overhead: f64,
+    /// Per job: whether its nodes are a100s (all of them).
+    on_a100: Vec<bool>,
     /// Seconds from the common release to each job's end.
     jct: Vec<f64>,
     /// Gangs that ran on nodes of both types.
@@ -99,6 +110,12 @@ fn run(sched: &str, users: Users) -> Run {
     let mut options = EIGHT_NODES.to_vec();
     options.extend(["--sched", sched, "--sched-params", "bf_interval=1"]);
     let c = Cluster::start(&options, FAST);
+    let overhead = if sched == "sched/fairmatch" {
+        // Sixteen GPUs, one-GPU jobs.
+        calibrate_overhead(&c, 16, &["-p", "gpu", "--gres=gpu:1"])
+    } else {
+        0.0
+    };
     let released = (now() + 5.0).ceil();
     let begin = format!("--begin={}", local_time(released));
     let ids: Vec<u32> = ORDER
@@ -133,6 +150,7 @@ fn run(sched: &str, users: Users) -> Run {
     c.wait_done(&ids, Duration::from_secs(600));
     let mut mixed = 0;
     let mut jct = Vec::new();
+    let mut on_a100 = Vec::new();
     for (k, &id) in ORDER.chars().zip(&ids) {
         let (nodes, gpus, fast, slow) = class(k);
         assert_eq!(c.runs(id), 1, "job {id} ran {} times", c.runs(id));
@@ -157,6 +175,7 @@ fn run(sched: &str, users: Users) -> Run {
         if types != 0 && types != on.len() {
             mixed += 1;
         }
+        on_a100.push(types == on.len());
         if users == Users::PinFast && fast < slow {
             assert_eq!(types, on.len(), "pinned job {id} ran on {on:?}");
         }
@@ -164,9 +183,87 @@ fn run(sched: &str, users: Users) -> Run {
     }
     Run {
         label: format!("{sched} ({users:?})"),
+        overhead,
+        on_a100,
         jct,
         mixed,
     }
+}
+
+/// The simulator's AlloX, configured as the plugin's defaults, on the same
+/// jobs with their hints as estimates and `overhead` seconds per job:
+/// outcomes in submission order.
+fn fairmatch_twin(overhead: f64) -> Vec<JobOutcome> {
+    let jobs = ORDER
+        .chars()
+        .enumerate()
+        .map(|(i, k)| {
+            let (nodes, gpus, fast, slow) = class(k);
+            let times = vec![Some(fast * UNIT), Some(slow * UNIT)];
+            Job {
+                name: format!("{k}{i}"),
+                user: 0,
+                arrival: 0.0,
+                durations: times.clone(),
+                estimates: times,
+                width: Width::new(gpus as usize, nodes as usize).unwrap(),
+            }
+        })
+        .collect();
+    let flavor = |name: &str| Flavor {
+        name: name.into(),
+        slots: 8,
+        per_node: 2,
+    };
+    let scenario = Scenario {
+        cluster: SimCluster {
+            flavors: vec![flavor("a100"), flavor("v100")],
+        },
+        workload: Workload {
+            users: vec![User::new("root", 1.0).unwrap()],
+            jobs,
+        },
+    };
+    let defaults = Config::default();
+    let mut policy = Allox::new(defaults.alpha).unwrap();
+    policy.stickiness = defaults.stickiness;
+    policy.max_candidates = defaults.max_candidates;
+    policy.max_wait = defaults.max_wait;
+    let options = SimOptions {
+        estimates: EstimateSource::Input,
+        profile: Profiling::Off,
+        job_overhead: overhead,
+        preempt_overhead: 0.0,
+    };
+    sim::simulate(&scenario, &mut policy, &options, &mut |_| {})
+        .unwrap()
+        .jobs
+}
+
+/// fairmatch's run beside the simulator's prediction of it: the same
+/// type for each job, and the average JCT within 10%.
+fn check_twin(real: &Run) {
+    let twin = fairmatch_twin(real.overhead);
+    let predicted = twin.iter().map(JobOutcome::jct).sum::<f64>() / twin.len() as f64;
+    let same_type = twin
+        .iter()
+        .zip(&real.on_a100)
+        .filter(|(t, &a100)| (t.flavor == 0) == a100)
+        .count();
+    println!(
+        "simulator's AlloX, {:.2} s/job overhead: avg JCT {predicted:.1} s (real {:.1} s, {:+.1}%), \
+         {same_type}/24 jobs on the same type",
+        real.overhead,
+        real.avg(),
+        100.0 * (real.avg() / predicted - 1.0)
+    );
+    // Launch jitter may swap two jobs the plan holds equal: 22 of 24.
+    assert!(same_type >= 22, "{same_type}/24 jobs on the predicted type");
+    assert!(
+        (real.avg() / predicted - 1.0).abs() <= 0.10,
+        "realised {:.1} s vs predicted {predicted:.1} s",
+        real.avg()
+    );
 }
 
 /// Side by side: backfill with untyped users and with users who pin the
@@ -209,6 +306,7 @@ fn multi_node_jobs_beside_backfill() {
     }
     let fairmatch = runs.last().expect("fairmatch ran");
     assert_eq!(fairmatch.mixed, 0, "the plan holds a gang on one type");
+    check_twin(fairmatch);
     if alone {
         return;
     }
