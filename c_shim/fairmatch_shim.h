@@ -174,6 +174,9 @@ typedef struct {
 	/* FM_START: GPUs it gets on each node (its own request, or one for
 	 * a job that asked for none); 0 on a CPU slot. */
 	uint32_t gpus;
+	/* FM_START: the GPU type an untyped per-node request (or none) is
+	 * given for this start, where its nodes have several; "" = as asked. */
+	char gpu_type[FM_TEXT];
 	/* FM_WAIT: shown to the user; "" keeps Slurm's own reason. */
 	char reason[FM_TEXT];
 	/* FM_WAIT: no slot the job may use is free; Slurm's "Resources"

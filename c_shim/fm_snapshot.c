@@ -625,11 +625,34 @@ static uint64_t _gpus_on(job_record_t *job_ptr, int k)
 	return n;
 }
 
-/* A running job's nodes (indices, in node order), its node count and
- * the most GPUs it holds on one of them: a gang holds the same on each
- * unless Slurm spread a `--gpus=N` unevenly. */
+/* The type of the GPUs a running job holds, when they are all of one
+ * ("" otherwise, or untyped). */
+static const char *_held_gpu_type(job_record_t *job_ptr)
+{
+	const char *type = NULL;
+	bool one = true;
+	gres_state_t *gs;
+	if (!job_ptr->gres_list_alloc)
+		return "";
+	list_itr_t *it = list_iterator_create(job_ptr->gres_list_alloc);
+	while ((gs = list_next(it))) {
+		gres_job_state_t *gj = gs->gres_data;
+		if (xstrcmp(gs->gres_name, "gpu") || !gj)
+			continue;
+		if (!gj->type_name || (type && xstrcmp(type, gj->type_name)))
+			one = false;
+		type = gj->type_name;
+	}
+	list_iterator_destroy(it);
+	return (one && type) ? type : "";
+}
+
+/* A running job's nodes (indices, in node order), its node count, the
+ * most GPUs it holds on one of them (a gang holds the same on each unless
+ * Slurm spread a `--gpus=N` unevenly) and their type. */
 static void _copy_held_nodes(job_record_t *job_ptr, fm_job_t *j)
 {
+	j->gpu_type = _keep(_held_gpu_type(job_ptr));
 	bitstr_t *on = job_ptr->node_bitmap;
 	uint32_t *idx = xcalloc(bit_set_count(on) + 1, sizeof(uint32_t));
 	size_t k = 0;

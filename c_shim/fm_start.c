@@ -31,13 +31,45 @@ typedef struct {
 	list_t *gres_list_req;
 } gres_saved_t;
 
-/* Makes a job that asked for no GPU ask for one, validated as
- * update_job() does. A job that asked for GPUs keeps its request: the
- * plan gives it a node of the type and width it asked for. */
-static int _request_gpu(job_record_t *job_ptr, gres_saved_t *saved)
+/* The request a start gives the job, or NULL to keep its own: one GPU
+ * (of `type`, if given) for a job that asked for none; its own count of
+ * GPUs per node, of `type`, for an untyped per-node request on nodes of
+ * several types. A job that asked for GPUs otherwise keeps its request:
+ * the plan gives it nodes of the type and width it asked for. */
+static char *_gpu_request_for(job_record_t *job_ptr, bool gpu,
+			      const char *type)
+{
+	uint32_t n = 0;
+	char asked_type[FM_TEXT];
+	if ((job_ptr->tres_per_job && job_ptr->tres_per_job[0]) ||
+	    (job_ptr->tres_per_socket && job_ptr->tres_per_socket[0]) ||
+	    xstrstr(job_ptr->tres_per_task, "gpu"))
+		return NULL;
+	if (job_ptr->tres_per_node && job_ptr->tres_per_node[0]) {
+		if (!type || !type[0] ||
+		    !fm_gpu_request(job_ptr->tres_per_node, &n, asked_type,
+				    sizeof(asked_type)) ||
+		    !n || asked_type[0])
+			return NULL;
+	} else if (!gpu) {
+		return NULL;
+	}
+	if (!type || !type[0])
+		return xstrdup(FM_GRES_GPU_ONE);
+	/* FM_GRES_GPU_ONE is "gres/gpu:1" or, in 22.05, "gres:gpu:1". */
+	char *req = xstrdup(FM_GRES_GPU_ONE);
+	req[strlen(req) - 2] = '\0';
+	xstrfmtcat(req, ":%s:%u", type, n ? n : 1);
+	return req;
+}
+
+/* Makes the job ask for what _gpu_request_for() says, validated as
+ * update_job() does. */
+static int _request_gpu(job_record_t *job_ptr, gres_saved_t *saved,
+			bool gpu, const char *type)
 {
 	job_details_t *d = job_ptr->details;
-	char gpu_one[] = FM_GRES_GPU_ONE;
+	char *gpu_one = _gpu_request_for(job_ptr, gpu, type);
 	uint32_t num_tasks = d->num_tasks, min_nodes = d->min_nodes;
 	uint32_t max_nodes = d->max_nodes, min_cpus = d->min_cpus;
 	uint16_t ntasks_per_node = d->ntasks_per_node;
@@ -46,10 +78,7 @@ static int _request_gpu(job_record_t *job_ptr, gres_saved_t *saved)
 	uint16_t ntasks_per_tres = NO_VAL16;
 	list_t *gres = NULL;
 
-	if ((job_ptr->tres_per_node && job_ptr->tres_per_node[0]) ||
-	    (job_ptr->tres_per_job && job_ptr->tres_per_job[0]) ||
-	    (job_ptr->tres_per_socket && job_ptr->tres_per_socket[0]) ||
-	    xstrstr(job_ptr->tres_per_task, "gpu"))
+	if (!gpu_one)
 		return SLURM_SUCCESS;
 	if (d->mc_ptr && d->mc_ptr->ntasks_per_socket != INFINITE16)
 		ntasks_per_socket = d->mc_ptr->ntasks_per_socket;
@@ -62,12 +91,13 @@ static int _request_gpu(job_record_t *job_ptr, gres_saved_t *saved)
 		&ntasks_per_tres, &gres);
 	if (rc != SLURM_SUCCESS) {
 		FREE_NULL_LIST(gres);
+		xfree(gpu_one);
 		return rc;
 	}
 	saved->changed = true;
 	saved->tres_per_node = job_ptr->tres_per_node;
 	saved->gres_list_req = job_ptr->gres_list_req;
-	job_ptr->tres_per_node = xstrdup(gpu_one);
+	job_ptr->tres_per_node = gpu_one;
 	job_ptr->gres_list_req = gres;
 	job_set_req_tres(job_ptr, false);
 	return SLURM_SUCCESS;
@@ -159,7 +189,8 @@ size_t fm_launch_deferred(fm_hold_t *h)
  * `gpu`. On refusal the job is left as it was.
  */
 static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
-		      bitstr_t *only, bool gpu, bitstr_t *avoid)
+		      bitstr_t *only, bool gpu, const char *gpu_type,
+		      bitstr_t *avoid)
 {
 	job_details_t *d = job_ptr->details;
 	part_record_t *saved_part = job_ptr->part_ptr;
@@ -172,7 +203,8 @@ static int _try_start(job_record_t *job_ptr, part_record_t *part_ptr,
 
 	if (fm_deadline_blocks(job_ptr))
 		return ESLURM_INVALID_TIME_LIMIT;
-	if (gpu && (rc = _request_gpu(job_ptr, &gres)) != SLURM_SUCCESS)
+	if ((rc = _request_gpu(job_ptr, &gres, gpu, gpu_type)) !=
+	    SLURM_SUCCESS)
 		return rc;
 	bitstr_t *exc = saved_exc ? bit_copy(saved_exc) :
 				    bit_alloc(node_record_count);
@@ -456,7 +488,7 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 		}
 		uint32_t id = job_ptr->job_id;
 		int rc = _try_start(job_ptr, part_ptr, only, dec->gpus > 0,
-				    _avoid(job_ptr, resv));
+				    dec->gpu_type, _avoid(job_ptr, resv));
 		FREE_NULL_BITMAP(only);
 		if (rc == SLURM_SUCCESS) {
 			o->result = FM_STARTED;
@@ -491,7 +523,7 @@ static int _start_anywhere(job_record_t *job_ptr, bitstr_t *avoid)
 			xfree(job_ptr->state_desc);
 			continue;
 		}
-		rc = _try_start(job_ptr, part_ptr, NULL, false, avoid);
+		rc = _try_start(job_ptr, part_ptr, NULL, false, NULL, avoid);
 		if (rc == SLURM_SUCCESS)
 			break;
 	}

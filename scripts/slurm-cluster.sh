@@ -22,7 +22,12 @@
 #   --gpu-node-cpus C          CPUs per GPU node (default: G)
 #   --gpu-types T1,T2,...      GPU node gi has GPUs of type T((i-1) mod n)
 #                              (Gres=gpu:T:G, gres.conf Type=T) and the
-#                              feature T; default untyped
+#                              feature T; default untyped. A type A+B gives
+#                              the node G/2 GPUs of each (MIG profiles, or
+#                              two kinds of card), the first the rest.
+#   --multiple-files           each fake GPU is two files, named with
+#                              gres.conf's MultipleFiles= (as a MIG slice
+#                              is its GPU's device and its capability)
 #   --sched-params P    SchedulerParameters (default empty)
 #   --fairmatch-conf F  copied to DIR/fairmatch.conf
 #   --licenses L        Licenses= (e.g. lic:1), cluster-local licenses
@@ -139,7 +144,7 @@ fi
 
 sched=sched/fairmatch plugin_dir="" cpu_nodes=2 cpus=4 gpu_nodes=2 gpus=2 gpu_node_cpus=""
 sched_params="" fairmatch_conf="" licenses="" memory="" accounting=""
-slurmd_timeout="" cred_expire="" conf_lines=() gpu_types=""
+slurmd_timeout="" cred_expire="" conf_lines=() gpu_types="" multiple_files=""
 while [ $# -gt 0 ]; do
     case $1 in
         --sched) sched=$2 ;;
@@ -158,6 +163,7 @@ while [ $# -gt 0 ]; do
         --cred-expire) cred_expire=$2 ;;
         --conf-line) conf_lines+=("$2") ;;
         --accounting) accounting=1; shift; continue ;;
+        --multiple-files) multiple_files=1; shift; continue ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift 2
@@ -237,12 +243,30 @@ for i in $(seq "$gpu_nodes"); do
         type=${types[$(( (i - 1) % ${#types[@]} ))]}
         features=" Features=$type"
     fi
-    nodes+="NodeName=g$i NodeHostname=localhost Port=$port CPUs=$gpu_node_cpus Gres=gpu:${type:+$type:}$gpus$features State=UNKNOWN"$'\n'
-    gpu_list+="${gpu_list:+,}g$i"
-    for k in $(seq 0 $((gpus - 1))); do
-        : > "$dir/dev/gpu-g$i-$k"
-        gres+="NodeName=g$i Name=gpu${type:+ Type=$type} File=$dir/dev/gpu-g$i-$k"$'\n'
+    # One type, or several joined by '+': the node's GPUs split evenly.
+    IFS=+ read -r -a parts <<< "$type"
+    [ ${#parts[@]} -gt 0 ] || parts=("")
+    node_gres="" k=0
+    for p in $(seq 0 $((${#parts[@]} - 1))); do
+        t=${parts[$p]}
+        count=$((gpus / ${#parts[@]}))
+        [ "$p" = 0 ] && count=$((count + gpus % ${#parts[@]}))
+        [ "$count" -gt 0 ] || continue
+        node_gres+="${node_gres:+,}gpu:${t:+$t:}$count"
+        for _ in $(seq "$count"); do
+            : > "$dir/dev/gpu-g$i-$k"
+            files="File=$dir/dev/gpu-g$i-$k"
+            if [ -n "$multiple_files" ]; then
+                : > "$dir/dev/cap-g$i-$k"
+                files="MultipleFiles=$dir/dev/gpu-g$i-$k,$dir/dev/cap-g$i-$k"
+            fi
+            gres+="NodeName=g$i Name=gpu${t:+ Type=$t} $files"$'\n'
+            k=$((k + 1))
+        done
     done
+    [ -n "$type" ] && features=" Features=${type//+/,}"
+    nodes+="NodeName=g$i NodeHostname=localhost Port=$port CPUs=$gpu_node_cpus Gres=$node_gres$features State=UNKNOWN"$'\n'
+    gpu_list+="${gpu_list:+,}g$i"
     port=$((port + 1))
 done
 nodes+="PartitionName=cpu Nodes=$cpu_list Default=YES MaxTime=INFINITE State=UP"$'\n'

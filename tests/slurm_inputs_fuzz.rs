@@ -1,5 +1,5 @@
 //! Hostile input for what the plugin parses inside slurmctld: job comments
-//! (hints) and `fairmatch.conf`. A panic there would take the controller
+//! (hints), `fairmatch.conf` and the node lists Slurm hands it. A panic there would take the controller
 //! down, so neither parser may panic, whatever the bytes, and what they
 //! accept stays within documented bounds. The case count is a fixed budget
 //! for CI; `PROPTEST_CASES=100000 cargo test --release --test
@@ -9,6 +9,7 @@
 
 use fairmatch::slurm::config;
 use fairmatch::slurm::hints::{self, MAX_COMMENT_BYTES, MAX_SECONDS};
+use fairmatch::slurm::hostlist;
 use proptest::prelude::*;
 
 const FLAVORS: [&str; 3] = ["cpu", "gpu", "a100"];
@@ -117,6 +118,24 @@ proptest! {
     #[test]
     fn config_never_panics_on_arbitrary_text(text in "\\PC{0,2000}") {
         let _ = config::parse("fairmatch.conf", &text);
+    }
+
+    #[test]
+    fn hostlists_never_panic_and_stay_within_their_limit(
+        text in "([a-z]{0,3}(\\[[0-9,-]{0,12}\\]?)?[0-9]{0,25},?){0,6}|\\PC{0,80}"
+    ) {
+        prop_assert!(hostlist::expand(&text, 100).len() <= 100);
+    }
+
+    #[test]
+    fn a_compressed_hostlist_expands_to_its_names(
+        names in prop::collection::vec(("[a-c]{1,2}", 0u32..40, 1usize..4), 1..20)
+    ) {
+        let names: Vec<String> = names
+            .into_iter()
+            .map(|(prefix, n, width)| format!("{prefix}-{n:0width$}"))
+            .collect();
+        prop_assert_eq!(hostlist::expand(&hostlist::compress(&names), 1000), names);
     }
 }
 

@@ -60,6 +60,7 @@ fn placed(
                 partition,
                 nodes,
                 gpus,
+                ..
             } => Some((partition.clone(), nodes.join(","), *gpus)),
             Action::Wait | Action::FirstCome | Action::Preempt { .. } => None,
         })

@@ -41,6 +41,7 @@ fn starts(decisions: &[Decision], id: u32) -> Vec<(String, String, u32)> {
                 partition,
                 nodes,
                 gpus,
+                ..
             } => Some((partition.clone(), nodes.join(","), *gpus)),
             Action::Wait | Action::FirstCome | Action::Preempt { .. } => None,
         })

@@ -222,6 +222,7 @@ pub fn decision(d: &Decision, out: &mut raw::fm_decision_t) {
             partition,
             nodes,
             gpus,
+            gpu_type,
         } => {
             // A node list cut short would name other nodes: a gang whose
             // list does not fit waits (never seen: `g[1-1024]` is short).
@@ -230,6 +231,7 @@ pub fn decision(d: &Decision, out: &mut raw::fm_decision_t) {
                 out.action = raw::FM_START as i32;
                 copy(partition, &mut out.partition);
                 copy(&list, &mut out.node);
+                copy(gpu_type.as_deref().unwrap_or(""), &mut out.gpu_type);
                 out.gpus = *gpus;
             } else {
                 out.action = raw::FM_WAIT as i32;

@@ -196,7 +196,7 @@ impl InFlight {
                 .nodes
                 .first()
                 .and_then(|node| node_index.get(node.as_str()))
-                .and_then(|&n| model.flavor_on(snap, &place.partition, n))
+                .and_then(|&n| model.flavor_on(snap, &place.partition, n, job.gpu_type.as_deref()))
             else {
                 continue;
             };

@@ -583,6 +583,12 @@ impl Planner {
                 on.dedup();
                 let nodes: Vec<String> = on.iter().map(|&n| snap.nodes[n].name.clone()).collect();
                 let (partition, node) = (model.partition[slot.flavor].clone(), nodes[0].clone());
+                // On a node of several GPU types Slurm would give an
+                // untyped request any of them: it is asked for the plan's.
+                let gpu_type = model.gpu_type[slot.flavor]
+                    .clone()
+                    .filter(|_| slot.gpu && job.gpu_type.is_none())
+                    .filter(|_| on.iter().any(|&n| snap.nodes[n].mixed()));
                 let may_preempt = snap
                     .partitions
                     .iter()
@@ -607,6 +613,7 @@ impl Planner {
                             0
                         },
                         nodes,
+                        gpu_type,
                     },
                     reason: String::new(),
                     for_resources: false,
@@ -795,7 +802,7 @@ fn learned_flavor<'a>(
         .map(|n| {
             node_index
                 .get(n.as_str())
-                .and_then(|&node| model.flavor_on(snap, &job.partition, node))
+                .and_then(|&node| model.flavor_on(snap, &job.partition, node, None))
         });
     let first = flavors.next().flatten();
     match first {

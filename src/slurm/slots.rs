@@ -2,10 +2,13 @@
 //! flavor, or, where its nodes have GPUs of several types (`Gres=gpu:a100:4`
 //! on some, `gpu:v100:4` on others), each GPU type within it is one,
 //! named `partition:type`. Its nodes offer slots. A GPU flavor (its nodes
-//! have GPUs) has one slot per GPU; a CPU partition has
+//! have GPUs) has one slot per GPU of its type: a node with GPUs of
+//! several types (MIG profiles, `gpu:1g.10gb:4,gpu:3g.40gb:1`) offers
+//! each type's GPUs to that type's flavor, and a running job holds slots
+//! of the type Slurm gave it. A CPU partition has
 //! `cpus / cpus_per_slot` slots per node, where `cpus_per_slot` is the
 //! configured value or, by default, the most CPUs a job that may run in
-//! that partition asks for.
+//! that partition asks for on one node.
 //!
 //! Slots exist only where fairmatch may start a job now: a node that is
 //! down, drained or not responding offers none, a partition whose state
@@ -70,7 +73,7 @@ impl SlotModel {
             snap,
             full,
             held: HeldByPartition::of(snap),
-            node_type: snap.nodes.iter().map(NodeInfo::gpu_type).collect(),
+            node_types: snap.nodes.iter().map(NodeInfo::gpus_by_type).collect(),
         };
         let mut model = SlotModel {
             flavors: Vec::new(),
@@ -110,23 +113,32 @@ impl SlotModel {
         let slot_cpus = slot_cpus(cx.config, snap, part);
         let before = self.slots.len();
         let mut per_node = 0;
+        let of_type = |n: usize| {
+            cx.node_types[n]
+                .iter()
+                .find(|(t, _)| t == gpu_type)
+                .map_or(0, |(_, c)| *c)
+        };
         let usable = part
             .nodes
             .iter()
-            .filter(|&&n| !gpu || cx.node_type[n] == *gpu_type)
+            .filter(|&&n| !gpu || of_type(n) > 0)
             .map(|&n| (n, &snap.nodes[n]))
             .filter(|(_, node)| part.schedulable && node.available && node.reserved_from.is_none());
         for (n, node) in usable {
-            let (other_cpus, other_gpus) = held.by_others(n, part);
+            let mixed = cx.node_types[n].len() > 1;
+            let (other_cpus, other_gpus) = held.by_others(n, part, gpu_type, mixed);
             // The partition's own running jobs keep their slots whatever
             // else holds the node: the plan places them there.
-            let own = held.own(n, &part.name, gpu);
+            let own = held.own(n, &part.name, gpu, gpu_type, mixed);
             let is_full = cx.full.holds(snap, &part.name, &node.name);
             let cpus_allowed = part.limits.cpus_on(node.cpus, node.sockets);
             let count = if gpu {
-                per_node = per_node.max(node.gpus() as usize);
-                node.gpus()
-                    .saturating_sub(node.foreign_gpus)
+                // Foreign GPUs may be of any type: on a node of several,
+                // each type counts them.
+                let mine = of_type(n);
+                per_node = per_node.max(mine as usize);
+                mine.saturating_sub(node.foreign_gpus)
                     .saturating_sub(other_gpus)
             } else {
                 per_node = per_node.max((cpus_allowed.saturating_mul(share) / slot_cpus) as usize);
@@ -158,16 +170,32 @@ impl SlotModel {
     }
 
     /// The flavor of partition `partition` on node `node` (an index into
-    /// the snapshot's nodes).
-    pub fn flavor_on(&self, snap: &Snapshot, partition: &str, node: usize) -> Option<usize> {
+    /// the snapshot's nodes) for a job holding GPUs of `held` there: on a
+    /// node of one GPU type, its type's; on a node of several, `held`'s
+    /// (`None` when it is not known).
+    pub fn flavor_on(
+        &self,
+        snap: &Snapshot,
+        partition: &str,
+        node: usize,
+        held: Option<&str>,
+    ) -> Option<usize> {
         let flavors: Vec<usize> = (0..self.flavors.len())
             .filter(|&f| self.partition[f] == partition)
             .collect();
         if flavors.len() == 1 {
             return Some(flavors[0]);
         }
-        let gpu_type = snap.nodes[node].gpu_type();
-        flavors.into_iter().find(|&f| self.gpu_type[f] == gpu_type)
+        let on_node: Vec<usize> = flavors
+            .into_iter()
+            .filter(|&f| snap.nodes[node].gpus_of(&self.gpu_type[f]) > 0)
+            .collect();
+        match on_node.as_slice() {
+            [f] => Some(*f),
+            _ => on_node
+                .into_iter()
+                .find(|&f| held.is_some() && self.gpu_type[f].as_deref() == held),
+        }
     }
 
     /// The names a hint key may take: flavors, partitions and GPU types.
@@ -200,19 +228,22 @@ struct Context<'s> {
     snap: &'s Snapshot,
     full: &'s FullNodes,
     held: HeldByPartition<'s>,
-    /// Each snapshot node's GPU type ([`NodeInfo::gpu_type`]).
-    node_type: Vec<Option<String>>,
+    /// Each snapshot node's GPUs by type ([`NodeInfo::gpus_by_type`]).
+    node_types: Vec<Vec<(Option<String>, u32)>>,
 }
 
 impl Context<'_> {
     /// The GPU types of a GPU partition's nodes, in the order first met
     /// (`None` for untyped GPUs); one entry, `None`, for a CPU partition.
+    /// A node of several types counts for each.
     fn node_types(&self, part: &PartitionInfo, gpu: bool) -> Vec<Option<String>> {
         let mut types: Vec<Option<String>> = Vec::new();
         if gpu {
             for &n in &part.nodes {
-                if !types.contains(&self.node_type[n]) {
-                    types.push(self.node_type[n].clone());
+                for (t, _) in &self.node_types[n] {
+                    if !types.contains(t) {
+                        types.push(t.clone());
+                    }
                 }
             }
         }
@@ -269,10 +300,30 @@ fn cpu_share(snap: &Snapshot, part: &PartitionInfo) -> u32 {
     }
 }
 
+/// What a running job holds on one node.
+struct Holding<'s> {
+    partition: &'s str,
+    cpus: u32,
+    gpus: u32,
+    /// The type of its GPUs there, where Slurm said (one type).
+    gpu_type: Option<&'s str>,
+}
+
+impl Holding<'_> {
+    /// Whether its GPUs count against type `t` on a node: of that type,
+    /// or, on a node of several types, of a type not known.
+    fn of_type(&self, t: &Option<String>, mixed: bool) -> bool {
+        match self.gpu_type {
+            Some(held) => !mixed || t.as_deref() == Some(held),
+            None => true,
+        }
+    }
+}
+
 /// CPUs and GPUs the running jobs of each partition hold on each node.
 struct HeldByPartition<'s> {
-    /// Per node: (partition, CPUs, GPUs) of each running job there.
-    on_node: HashMap<usize, Vec<(&'s str, u32, u32)>>,
+    /// Per node: what each running job there holds.
+    on_node: HashMap<usize, Vec<Holding<'s>>>,
     /// Each partition's `PriorityTier`.
     tiers: HashMap<&'s str, u32>,
 }
@@ -286,7 +337,7 @@ impl<'s> HeldByPartition<'s> {
             .filter(|p| is_gpu(snap, p))
             .map(|p| p.name.as_str())
             .collect();
-        let mut on_node: HashMap<usize, Vec<(&str, u32, u32)>> = HashMap::new();
+        let mut on_node: HashMap<usize, Vec<Holding>> = HashMap::new();
         for job in &snap.running {
             let Some(place) = &job.running else { continue };
             let gpus = if job.gpus > 0 {
@@ -298,11 +349,12 @@ impl<'s> HeldByPartition<'s> {
                 let Some(&n) = index.get(node.as_str()) else {
                     continue;
                 };
-                on_node.entry(n).or_default().push((
-                    place.partition.as_str(),
-                    job.cpus_per_node(),
+                on_node.entry(n).or_default().push(Holding {
+                    partition: place.partition.as_str(),
+                    cpus: job.cpus_per_node(),
                     gpus,
-                ));
+                    gpu_type: job.gpu_type.as_deref(),
+                });
             }
         }
         let tiers = snap
@@ -314,17 +366,26 @@ impl<'s> HeldByPartition<'s> {
     }
 
     /// The slots the running jobs of `partition` hold on node `n`: their
-    /// GPUs on a GPU partition, else one per job.
-    fn own(&self, n: usize, partition: &str, gpu: bool) -> u32 {
+    /// GPUs of type `t` on a GPU partition (on a node of several types,
+    /// those whose type Slurm said), else one per job.
+    fn own(&self, n: usize, partition: &str, gpu: bool, t: &Option<String>, mixed: bool) -> u32 {
         let on = self.on_node.get(&n).into_iter().flatten();
-        on.filter(|(p, _, _)| *p == partition)
-            .map(|(_, _, gpus)| if gpu { *gpus } else { 1 })
+        on.filter(|h| h.partition == partition)
+            .filter(|h| !gpu || !mixed || (h.gpu_type.is_some() && h.of_type(t, mixed)))
+            .map(|h| if gpu { h.gpus } else { 1 })
             .sum()
     }
 
     /// What the running jobs of partitions other than `part` hold of node
-    /// `n` and `part`'s jobs may not preempt: (CPUs, GPUs).
-    fn by_others(&self, n: usize, part: &PartitionInfo) -> (u32, u32) {
+    /// `n` and `part`'s jobs may not preempt: (CPUs, GPUs that count
+    /// against type `t`).
+    fn by_others(
+        &self,
+        n: usize,
+        part: &PartitionInfo,
+        t: &Option<String>,
+        mixed: bool,
+    ) -> (u32, u32) {
         let tier = part.limits.priority_tier;
         let preemptable = |other: &str| match part.limits.preemption {
             Preemption::None => false,
@@ -335,9 +396,10 @@ impl<'s> HeldByPartition<'s> {
             .get(&n)
             .into_iter()
             .flatten()
-            .filter(|(p, _, _)| *p != part.name && !preemptable(p))
-            .fold((0, 0), |(c, g), (_, cpus, gpus)| {
-                (c.saturating_add(*cpus), g.saturating_add(*gpus))
+            .filter(|h| h.partition != part.name && !preemptable(h.partition))
+            .fold((0, 0), |(c, g), h| {
+                let gpus = if h.of_type(t, mixed) { h.gpus } else { 0 };
+                (c.saturating_add(h.cpus), g.saturating_add(gpus))
             })
     }
 }

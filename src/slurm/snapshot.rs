@@ -46,16 +46,32 @@ impl NodeInfo {
         self.gpu_entries().map(|(_, n)| n).sum()
     }
 
-    /// The node's GPU type: the one type its GRES names, or the types it
-    /// names joined by `+` (sorted) when it has several; `None` for
-    /// untyped GPUs or none. Nodes of one type form one flavor of their
-    /// partition; a node of several types is a flavor of its own, which a
-    /// job asking for one type does not use.
-    pub fn gpu_type(&self) -> Option<String> {
-        let mut types: Vec<&str> = self.gpu_entries().filter_map(|(t, _)| t).collect();
-        types.sort_unstable();
-        types.dedup();
-        (!types.is_empty()).then(|| types.join("+"))
+    /// Its GPUs by type, one entry per type in the GRES string's order
+    /// (`None`: untyped GPUs). A node of several types (MIG profiles, or
+    /// cards of two kinds) offers each type's GPUs to that type's flavor.
+    pub fn gpus_by_type(&self) -> Vec<(Option<String>, u32)> {
+        let mut out: Vec<(Option<String>, u32)> = Vec::new();
+        for (t, n) in self.gpu_entries() {
+            let t = t.map(String::from);
+            match out.iter_mut().find(|(u, _)| *u == t) {
+                Some((_, m)) => *m += n,
+                None => out.push((t, n)),
+            }
+        }
+        out
+    }
+
+    /// Its GPUs of type `gpu_type` (`None`: untyped).
+    pub fn gpus_of(&self, gpu_type: &Option<String>) -> u32 {
+        self.gpu_entries()
+            .filter(|(t, _)| *t == gpu_type.as_deref())
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// It has GPUs of several types.
+    pub fn mixed(&self) -> bool {
+        self.gpus_by_type().len() > 1
     }
 
     /// `(type, count)` of each `gpu` entry of the GRES string.
@@ -190,8 +206,9 @@ pub struct JobInfo {
     pub nodes: u32,
     /// Pending jobs: the high end of its `-N` range, if it gave one.
     pub max_nodes: Option<u32>,
-    /// The GPU type it asked for (`--gres=gpu:a100:2`), if any: only
-    /// nodes of that type will do.
+    /// Pending jobs: the GPU type it asked for (`--gres=gpu:a100:2`), if
+    /// any: only nodes of that type will do. Running jobs: the type of
+    /// the GPUs it holds, where they are of one type.
     pub gpu_type: Option<String>,
     /// The job asked to share its CPUs (`--oversubscribe`).
     pub shares_cpus: bool,
@@ -407,6 +424,9 @@ pub enum Action {
         /// GPUs it gets on each node: its width on a GPU flavor (1 for a
         /// job that asked for none), 0 on a CPU slot.
         gpus: u32,
+        /// The GPU type it must get, where its nodes have several and it
+        /// asked for none: the plan's flavor, so Slurm gives it that type.
+        gpu_type: Option<String>,
     },
     /// Stay pending.
     Wait,
@@ -478,15 +498,18 @@ mod tests {
         assert_eq!(node("gpu:1,gpu:v100:2").gpus(), 3);
         assert_eq!(node("").gpus(), 0);
         assert_eq!(node("mps:100").gpus(), 0);
-        assert_eq!(node("gpu:2").gpu_type(), None);
+        assert_eq!(node("gpu:2").gpus_by_type(), vec![(None, 2)]);
         assert_eq!(
-            node("gpu:a100:4(S:0-1),nic:1").gpu_type().as_deref(),
-            Some("a100")
+            node("gpu:a100:4(S:0-1),nic:1").gpus_by_type(),
+            vec![(Some("a100".into()), 4)]
         );
+        let mig = node("gpu:1g.10gb:4,gpu:3g.40gb:1,gpu:1g.10gb:2");
         assert_eq!(
-            node("gpu:v100:2,gpu:a100:2").gpu_type().as_deref(),
-            Some("a100+v100")
+            mig.gpus_by_type(),
+            vec![(Some("1g.10gb".into()), 6), (Some("3g.40gb".into()), 1)]
         );
+        assert!(mig.mixed() && !node("gpu:a100:4").mixed());
+        assert_eq!(mig.gpus_of(&Some("3g.40gb".into())), 1);
         assert_eq!(node("gpu:a100:2,gpu:a100:2").gpus(), 4);
     }
 }

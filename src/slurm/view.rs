@@ -148,7 +148,7 @@ impl<'s> SnapshotView<'s> {
                 .collect();
             let Some(flavor) = nodes
                 .first()
-                .and_then(|&n| model.flavor_on(snap, &place.partition, n))
+                .and_then(|&n| model.flavor_on(snap, &place.partition, n, job.gpu_type.as_deref()))
             else {
                 continue;
             };

@@ -209,3 +209,87 @@ fn an_unplanned_request_says_why_in_squeue() {
     c.wait_done(&[blocker, waiting], Duration::from_secs(60));
     assert_eq!(c.runs(waiting), 1);
 }
+
+/// g1: two 1g.10gb MIG slices and two 3g.40gb; g2: four 3g.40gb. Each
+/// fake slice is two files (`MultipleFiles=`), as a real one is its GPU's
+/// device and its capability.
+const MIG_NODES: &[&str] = &[
+    "--gpu-nodes",
+    "2",
+    "--gpus",
+    "4",
+    "--gpu-types",
+    "1g.10gb+3g.40gb,3g.40gb",
+    "--multiple-files",
+];
+
+/// The GPUs a job holds by type, from `JOB_GRES`
+/// (`gpu:3g.40gb:1(IDX:2),gpu:1g.10gb:1(IDX:0)`).
+fn held_by_type(job_gres: &str) -> Vec<(String, u32)> {
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for entry in job_gres.split(',') {
+        let entry = entry.split('(').next().unwrap_or("").trim();
+        let parts: Vec<&str> = entry.split(':').collect();
+        if let ["gpu", t, n] = parts.as_slice() {
+            let n: u32 = n.parse().unwrap_or(0);
+            match out.iter_mut().find(|(u, _)| u == t) {
+                Some((_, m)) => *m += n,
+                None => out.push((t.to_string(), n)),
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// MIG slices are GPU types: a job asking for a profile gets it, a gang
+/// of one profile spans the nodes that have it, and an untyped job on a
+/// node of two profiles gets the one the plan chose (its hint's faster).
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn mig_slices_are_planned_as_gpu_types() {
+    let c = Cluster::start(MIG_NODES, FAST);
+    let submit = |args: &[&str], hint: &str| {
+        let mut all = vec!["-p", "gpu", "--comment", hint];
+        all.extend(args);
+        c.submit(&all, 1.0, 1.0)
+    };
+    // Hints: the small slice is the fast one for the untyped jobs.
+    let small_fast = "fairmatch: 1g.10gb=1s 3g.40gb=4s";
+    let cases: Vec<(u32, Vec<(String, u32)>, u32)> = vec![
+        (
+            submit(&["--gres=gpu:1g.10gb:1"], "fairmatch: gpu=1s"),
+            vec![("1g.10gb".into(), 1)],
+            1,
+        ),
+        (
+            submit(&["--gres=gpu:3g.40gb:2"], "fairmatch: gpu=1s"),
+            vec![("3g.40gb".into(), 2)],
+            1,
+        ),
+        (
+            submit(&["-N2", "--gres=gpu:3g.40gb:1"], "fairmatch: gpu=1s"),
+            vec![("3g.40gb".into(), 2)],
+            2,
+        ),
+        (
+            submit(&["--gres=gpu:1"], small_fast),
+            vec![("1g.10gb".into(), 1)],
+            1,
+        ),
+    ];
+    let ids: Vec<u32> = cases.iter().map(|(id, ..)| *id).collect();
+    c.wait_done(&ids, Duration::from_secs(60));
+    let log = c.log();
+    for (id, want, nodes) in &cases {
+        let job = c.job(*id);
+        assert_eq!(job["JobState"], "COMPLETED", "{job:?}");
+        assert_eq!(c.runs(*id), 1);
+        assert_eq!(held_by_type(&job["JOB_GRES"]), *want, "job {id}: {job:?}");
+        assert_eq!(job["NumNodes"], nodes.to_string(), "job {id}: {job:?}");
+        assert!(
+            log.contains(&format!("fairmatch: started JobId={id} in gpu on")),
+            "job {id} was not planned"
+        );
+    }
+}
