@@ -256,7 +256,9 @@ fn mig_slices_are_planned_as_gpu_types() {
     };
     // Hints: the small slice is the fast one for the untyped jobs.
     let small_fast = "fairmatch: 1g.10gb=1s 3g.40gb=4s";
-    let cases: Vec<(u32, Vec<(String, u32)>, u32)> = vec![
+    // (job, GPUs it must hold by type, nodes)
+    type Want = (u32, Vec<(String, u32)>, u32);
+    let cases: Vec<Want> = vec![
         (
             submit(&["--gres=gpu:1g.10gb:1"], "fairmatch: gpu=1s"),
             vec![("1g.10gb".into(), 1)],
