@@ -77,7 +77,12 @@ const CASES: &[Case] = &[
         2,
         true,
     ),
-    case(&["-n3", "--ntasks-per-node=3", "--gpus-per-task=1"], 3, 1, true),
+    case(
+        &["-n3", "--ntasks-per-node=3", "--gpus-per-task=1"],
+        3,
+        1,
+        true,
+    ),
     case(&["--sockets-per-node=1", "--gpus-per-socket=2"], 2, 1, true),
     // Tasks Slurm may place as it likes: their GPUs per node are not
     // known before the allocation.
