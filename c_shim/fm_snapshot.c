@@ -161,18 +161,30 @@ static bool _gpu_entry(const char *tres, uint32_t *count, char *type,
 		type[0] = '\0';
 	if (!tres || !tres[0])
 		return true;
-	char *copy = xstrdup(tres), *save = NULL;
-	bool ok = true, seen = false;
-	for (char *item = strtok_r(copy, ",", &save); item && ok;
-	     item = strtok_r(NULL, ",", &save)) {
-		if (!strncmp(item, "cpu", 3) &&
-		    (item[3] == '=' || item[3] == ':'))
+	/* Each item copied to the stack, not the heap: this runs for every
+	 * job of every walk under slurmctld's locks, and from 23.11 on most
+	 * jobs carry a "cpu=N" here. */
+	bool seen = false;
+	for (const char *item = tres; *item;) {
+		size_t len = strcspn(item, ",");
+		char one[FM_TEXT];
+		if (!len) {		/* ",," */
+			item++;
 			continue;
-		ok = !seen && fm_gpu_request(item, count, type, type_cap);
-		seen = true;
+		}
+		if (!(len >= 4 && !strncmp(item, "cpu", 3) &&
+		      (item[3] == '=' || item[3] == ':'))) {
+			if (seen || len >= sizeof(one))
+				return false;
+			memcpy(one, item, len);
+			one[len] = '\0';
+			if (!fm_gpu_request(one, count, type, type_cap))
+				return false;
+			seen = true;
+		}
+		item += len + (item[len] == ',');
 	}
-	xfree(copy);
-	return ok;
+	return true;
 }
 
 /* The GPUs (and type) a job asks for on each node: per node
@@ -184,18 +196,8 @@ static bool _gpu_entry(const char *tres, uint32_t *count, char *type,
  * left to Slurm it is `per_job`, and the plan takes the fewest nodes that
  * hold it (slurm/shapes.rs). False when it asks for GPUs in a way the
  * model does not hold: other GRES, two kinds of GPU request at once, per
- * task or socket with the tasks or sockets per node left to Slurm. */
-static bool _gpus_asked_why(job_record_t *job_ptr, uint32_t *count,
-			    uint32_t *per_job, char *type, size_t type_cap,
-			    const char **why);
-
-static bool _gpus_asked(job_record_t *job_ptr, uint32_t *count,
-			uint32_t *per_job, char *type, size_t type_cap)
-{
-	return _gpus_asked_why(job_ptr, count, per_job, type, type_cap, NULL);
-}
-
-/* As _gpus_asked(), saying in `why` (when given) what is not modelled. */
+ * task or socket with the tasks or sockets per node left to Slurm;
+ * `why` (when given) then says which. */
 static bool _gpus_asked_why(job_record_t *job_ptr, uint32_t *count,
 			    uint32_t *per_job, char *type, size_t type_cap,
 			    const char **why)
@@ -251,6 +253,13 @@ static bool _gpus_asked_why(job_record_t *job_ptr, uint32_t *count,
 				      type_cap);
 	}
 	return true;
+}
+
+/* As _gpus_asked_why(), without the reason. */
+static bool _gpus_asked(job_record_t *job_ptr, uint32_t *count,
+			uint32_t *per_job, char *type, size_t type_cap)
+{
+	return _gpus_asked_why(job_ptr, count, per_job, type, type_cap, NULL);
 }
 
 static int _unmanaged_part(void *x, void *key)

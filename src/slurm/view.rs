@@ -311,18 +311,17 @@ impl<'s> SnapshotView<'s> {
         // Nodes in the order the policy asked for them, then the rest.
         let mut by_node: Vec<(usize, Vec<usize>)> =
             asked_nodes.iter().map(|&n| (n, Vec::new())).collect();
-        for m in 0..self.machines.len() {
-            if !fits(m) {
-                continue;
-            }
+        let mut at_of: HashMap<usize, usize> = asked_nodes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (n, i))
+            .collect();
+        for m in (0..self.machines.len()).filter(|&m| fits(m)) {
             let n = slot_node(m);
-            let at = match by_node.iter().position(|(node, _)| *node == n) {
-                Some(at) => at,
-                None => {
-                    by_node.push((n, Vec::new()));
-                    by_node.len() - 1
-                }
-            };
+            let at = *at_of.entry(n).or_insert_with(|| {
+                by_node.push((n, Vec::new()));
+                by_node.len() - 1
+            });
             if by_node[at].1.len() < width.per_node {
                 by_node[at].1.push(m);
             }
