@@ -18,6 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* GPUs of one node whose shards the plan tracks; a node with more offers
+ * shards on its first FM_MAX_DEVICES. */
+#define FM_MAX_DEVICES 16
+
 typedef struct {
 	const char *name;
 	uint32_t cpus;
@@ -31,6 +35,13 @@ typedef struct {
 	/* Reserved from reserved_from on for the highest-priority unmodelled
 	 * job that cannot start yet (0: not reserved). */
 	double reserved_from;
+	/* On a node with shards (Gres=gpu:N,shard:M), per GPU: its shards,
+	 * those allocated, and whether the GPU is allocated whole (bit i of
+	 * device_whole). n_devices = 0 on a node without shards. */
+	uint32_t n_devices;
+	uint32_t device_shards[FM_MAX_DEVICES];
+	uint32_t device_shards_used[FM_MAX_DEVICES];
+	uint64_t device_whole;
 } fm_node_t;
 
 typedef struct {
@@ -82,6 +93,9 @@ typedef struct {
 	uint32_t min_nodes;
 	uint32_t max_nodes;
 	const char *gpu_type;    /* the GPU type asked for, or "" */
+	/* Shards of one GPU asked for on each node (--gres=shard:N); 0 =
+	 * none. A job asks for shards or GPUs, never both. */
+	uint32_t shards;
 	int shares_cpus;         /* asked to share CPUs (--oversubscribe) */
 	/* Fair-share shares of the job's user and account associations
 	 * (sacctmgr's Fairshare=); 0 when unknown or inherited. */
@@ -128,6 +142,7 @@ typedef struct {
 	const char *name;
 	const char *partition;
 	const char *nodes;       /* the nodes it ran on, as squeue lists them */
+	int shards;              /* it ran on shards of a GPU */
 	double seconds;
 	double end;              /* when it ended (whole seconds) */
 } fm_finished_t;

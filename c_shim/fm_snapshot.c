@@ -96,14 +96,15 @@ int fm_limits_in(job_record_t *job_ptr, part_record_t *part_ptr)
 }
 
 /*
- * Reads a TRES request that asks for GPUs of one kind only: "gres/gpu:2",
- * "gres/gpu:a100:2", "gres/gpu=1", "gres:gpu:1" (22.05), "gres/gpu" (one).
- * Fills the count and, when `type` is given, the type ("" if none). An
- * empty or NULL request asks for 0. Returns false for anything else
- * (other GRES, several entries, MIG profiles are types and pass).
+ * Reads a TRES request that asks for one GRES `name` of one kind only:
+ * "gres/gpu:2", "gres/gpu:a100:2", "gres/gpu=1", "gres:gpu:1" (22.05),
+ * "gres/gpu" (one). Fills the count and, when `type` is given, the type
+ * ("" if none). An empty or NULL request asks for 0. Returns false for
+ * anything else (other GRES, several entries; MIG profiles are types and
+ * pass).
  */
-bool fm_gpu_request(const char *tres, uint32_t *count, char *type,
-		    size_t type_cap)
+static bool _gres_request(const char *tres, const char *name,
+			  uint32_t *count, char *type, size_t type_cap)
 {
 	*count = 0;
 	if (type && type_cap)
@@ -112,9 +113,11 @@ bool fm_gpu_request(const char *tres, uint32_t *count, char *type,
 		return true;
 	if (strchr(tres, ','))
 		return false;
-	if (strncmp(tres, "gres/gpu", 8) && strncmp(tres, "gres:gpu", 8))
+	size_t len = strlen(name);
+	if ((strncmp(tres, "gres/", 5) && strncmp(tres, "gres:", 5)) ||
+	    strncmp(tres + 5, name, len))
 		return false;
-	const char *rest = tres + 8;
+	const char *rest = tres + 5 + len;
 	if (!rest[0]) {
 		*count = 1;
 		return true;
@@ -148,6 +151,21 @@ bool fm_gpu_request(const char *tres, uint32_t *count, char *type,
 	}
 	*count = n;
 	return true;
+}
+
+bool fm_gpu_request(const char *tres, uint32_t *count, char *type,
+		    size_t type_cap)
+{
+	return _gres_request(tres, "gpu", count, type, type_cap);
+}
+
+/* Shards asked per node ("gres/shard:2"), untyped: a shard's type is its
+ * GPU's, which the plan does not pick by. */
+static bool _shard_request(const char *tres, uint32_t *count)
+{
+	char type[FM_TEXT];
+	return _gres_request(tres, "shard", count, type, sizeof(type)) &&
+	       !type[0];
 }
 
 /* The GPU entry of a list of TRES that may also name CPUs ("cpu=2,
@@ -199,18 +217,27 @@ static bool _gpu_entry(const char *tres, uint32_t *count, char *type,
  * task or socket with the tasks or sockets per node left to Slurm;
  * `why` (when given) then says which. */
 static bool _gpus_asked_why(job_record_t *job_ptr, uint32_t *count,
-			    uint32_t *per_job, char *type, size_t type_cap,
-			    const char **why)
+			    uint32_t *per_job, uint32_t *shards, char *type,
+			    size_t type_cap, const char **why)
 {
 	uint32_t node_n, job_n, task_n, socket_n;
 	job_details_t *d = job_ptr->details;
 	const char *unused;
 	if (!why)
 		why = &unused;
-	*count = *per_job = 0;
+	*count = *per_job = *shards = 0;
 	if (type && type_cap)
 		type[0] = '\0';
-	*why = "a GRES other than GPUs";
+	*why = "a GRES other than GPUs and shards";
+	if (d && _shard_request(job_ptr->tres_per_node, &node_n) && node_n) {
+		*why = "shards beside GPUs";
+		*shards = node_n;
+		return !(job_ptr->tres_per_job && job_ptr->tres_per_job[0]) &&
+		       !(job_ptr->tres_per_socket &&
+			 job_ptr->tres_per_socket[0]) &&
+		       _gpu_entry(job_ptr->tres_per_task, &task_n, NULL, 0) &&
+		       !task_n;
+	}
 	if (!d || !fm_gpu_request(job_ptr->tres_per_node, &node_n, NULL, 0) ||
 	    !fm_gpu_request(job_ptr->tres_per_job, &job_n, NULL, 0) ||
 	    !_gpu_entry(job_ptr->tres_per_task, &task_n, NULL, 0) ||
@@ -257,9 +284,11 @@ static bool _gpus_asked_why(job_record_t *job_ptr, uint32_t *count,
 
 /* As _gpus_asked_why(), without the reason. */
 static bool _gpus_asked(job_record_t *job_ptr, uint32_t *count,
-			uint32_t *per_job, char *type, size_t type_cap)
+			uint32_t *per_job, uint32_t *shards, char *type,
+			size_t type_cap)
 {
-	return _gpus_asked_why(job_ptr, count, per_job, type, type_cap, NULL);
+	return _gpus_asked_why(job_ptr, count, per_job, shards, type,
+			       type_cap, NULL);
 }
 
 static int _unmanaged_part(void *x, void *key)
@@ -328,7 +357,7 @@ static void _prune_handed(void)
 const char *fm_unmodelled_why(job_record_t *job_ptr)
 {
 	job_details_t *d = job_ptr->details;
-	uint32_t gpus, per_job;
+	uint32_t gpus, per_job, shards;
 	const char *why = NULL;
 	if (!d)
 		return "no job details";
@@ -338,7 +367,8 @@ const char *fm_unmodelled_why(job_record_t *job_ptr)
 		return "a heterogeneous job";
 	if (d->min_nodes > FM_MAX_GANG_NODES)
 		return "more nodes than the plan holds";
-	if (!_gpus_asked_why(job_ptr, &gpus, &per_job, NULL, 0, &why))
+	if (!_gpus_asked_why(job_ptr, &gpus, &per_job, &shards, NULL, 0,
+			     &why))
 		return why;
 	return NULL;
 }
@@ -420,9 +450,9 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 	j->time_limit = _limit_seconds(job_ptr);
 	j->cpus = job_ptr->details ? job_ptr->details->min_cpus : 1;
 	char type[FM_TEXT];
-	if (!_gpus_asked(job_ptr, &j->gpus, &j->gpus_per_job, type,
-			 sizeof(type)))
-		j->gpus = j->gpus_per_job = 0, type[0] = '\0';
+	if (!_gpus_asked(job_ptr, &j->gpus, &j->gpus_per_job, &j->shards,
+			 type, sizeof(type)))
+		j->gpus = j->gpus_per_job = j->shards = 0, type[0] = '\0';
 	j->min_nodes = job_ptr->details ? MAX(job_ptr->details->min_nodes, 1) : 1;
 	j->max_nodes = job_ptr->details ? job_ptr->details->max_nodes : 0;
 	j->gpu_type = _keep(type);
@@ -742,6 +772,48 @@ static bool _some_cpu_free(const fm_node_t *nodes, const uint32_t *held)
 	return false;
 }
 
+/* A node's GPUs as its shards see them: per GPU, the shards it offers
+ * and holds, and whether it is allocated whole (then it offers none). A
+ * GPU's shards and the GPU itself exclude each other (gres.html,
+ * "Sharding"): gres/shard keeps one topology record per GPU, in the GPUs'
+ * order. */
+static void _copy_devices(node_record_t *node_ptr, fm_node_t *n)
+{
+	gres_state_t *gs, *shard = NULL, *gpu = NULL;
+	if (!node_ptr->gres_list || !xstrstr(n->gres, "shard"))
+		return;
+	list_itr_t *it = list_iterator_create(node_ptr->gres_list);
+	while ((gs = list_next(it))) {
+		if (!xstrcmp(gs->gres_name, "shard"))
+			shard = gs;
+		else if (!xstrcmp(gs->gres_name, "gpu"))
+			gpu = gs;
+	}
+	list_iterator_destroy(it);
+	if (!shard || !shard->gres_data)
+		return;
+	gres_node_state_t *ns = shard->gres_data;
+	gres_node_state_t *gn = gpu ? gpu->gres_data : NULL;
+	bitstr_t *whole = gn ? gn->gres_bit_alloc : NULL;
+	if (!ns->topo_gres_cnt_avail || !ns->topo_gres_cnt_alloc)
+		return;
+	/* A job that ended gives its shards back before its node is done
+	 * completing, and select_nodes() places no job on a completing node:
+	 * until then, every GPU there is held. */
+	bool completing = IS_NODE_COMPLETING(node_ptr);
+	n->n_devices = MIN(ns->topo_cnt, FM_MAX_DEVICES);
+	for (uint32_t i = 0; i < n->n_devices; i++) {
+		n->device_shards[i] = ns->topo_gres_cnt_avail[i];
+		n->device_shards_used[i] = completing ?
+			n->device_shards[i] : ns->topo_gres_cnt_alloc[i];
+		bitstr_t *mine = ns->topo_gres_bitmap ?
+				 ns->topo_gres_bitmap[i] : NULL;
+		if (whole && mine && bit_size(mine) == bit_size(whole) &&
+		    bit_overlap(mine, whole))
+			n->device_whole |= (uint64_t) 1 << i;
+	}
+}
+
 /* Fills `nodes` (indexed by node, foreign counts already added up). */
 static void _copy_nodes(fm_node_t *nodes, const fm_reservation_t *resv)
 {
@@ -766,6 +838,7 @@ static void _copy_nodes(fm_node_t *nodes, const fm_reservation_t *resv)
 			       !IS_NODE_FUTURE(node_ptr);
 		if (resv->nodes && bit_test(resv->nodes, node_ptr->index))
 			n->reserved_from = resv->from;
+		_copy_devices(node_ptr, n);
 	}
 	for (int i = 0; i < node_record_count; i++)
 		if (!nodes[i].name) {	/* a hole in the table */
@@ -902,6 +975,9 @@ static void _scan_record(job_record_t *job_ptr, fm_snapshot_t *s,
 		f->name = _keep(job_ptr->name);
 		f->partition = _keep(job_ptr->part_ptr->name);
 		f->nodes = _keep(job_ptr->nodes);
+		uint32_t shards;
+		f->shards = _shard_request(job_ptr->tres_per_node, &shards) &&
+			    shards;
 		f->seconds = difftime(job_ptr->end_time, job_ptr->start_time);
 		f->end = job_ptr->end_time;
 	}

@@ -28,6 +28,9 @@
 #   --multiple-files           each fake GPU is two files, named with
 #                              gres.conf's MultipleFiles= (as a MIG slice
 #                              is its GPU's device and its capability)
+#   --shards S                 each GPU of a GPU node has S shards
+#                              (Gres=...,shard:S*G, gres.conf Name=shard
+#                              Count=S*G, spread evenly over the GPUs)
 #   --sched-params P    SchedulerParameters (default empty)
 #   --fairmatch-conf F  copied to DIR/fairmatch.conf
 #   --licenses L        Licenses= (e.g. lic:1), cluster-local licenses
@@ -144,7 +147,7 @@ fi
 
 sched=sched/fairmatch plugin_dir="" cpu_nodes=2 cpus=4 gpu_nodes=2 gpus=2 gpu_node_cpus=""
 sched_params="" fairmatch_conf="" licenses="" memory="" accounting=""
-slurmd_timeout="" cred_expire="" conf_lines=() gpu_types="" multiple_files=""
+slurmd_timeout="" cred_expire="" conf_lines=() gpu_types="" multiple_files="" shards=""
 while [ $# -gt 0 ]; do
     case $1 in
         --sched) sched=$2 ;;
@@ -155,6 +158,7 @@ while [ $# -gt 0 ]; do
         --gpus) gpus=$2 ;;
         --gpu-node-cpus) gpu_node_cpus=$2 ;;
         --gpu-types) gpu_types=$2 ;;
+        --shards) shards=$2 ;;
         --sched-params) sched_params=$2 ;;
         --fairmatch-conf) fairmatch_conf=$2 ;;
         --licenses) licenses=$2 ;;
@@ -264,6 +268,10 @@ for i in $(seq "$gpu_nodes"); do
             k=$((k + 1))
         done
     done
+    if [ -n "$shards" ]; then
+        node_gres+=",shard:$((shards * gpus))"
+        gres+="NodeName=g$i Name=shard Count=$((shards * gpus))"$'\n'
+    fi
     [ -n "$type" ] && features=" Features=${type//+/,}"
     nodes+="NodeName=g$i NodeHostname=localhost Port=$port CPUs=$gpu_node_cpus Gres=$node_gres$features State=UNKNOWN"$'\n'
     gpu_list+="${gpu_list:+,}g$i"
@@ -292,6 +300,7 @@ fi
 [ -n "$cred_expire" ] && echo "AuthInfo=cred_expire=$cred_expire" >> "$dir/slurm.conf"
 for line in "${conf_lines[@]}"; do echo "$line" >> "$dir/slurm.conf"; done
 [ -z "$sched_params" ] && sed -i '/^SchedulerParameters=$/d' "$dir/slurm.conf"
+[ -n "$shards" ] && sed -i 's/^GresTypes=gpu$/GresTypes=gpu,shard/' "$dir/slurm.conf"
 render "$here/slurm-conf/gres.conf" > "$dir/gres.conf"
 if [ -n "$accounting" ]; then
     start_accounting

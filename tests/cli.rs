@@ -1052,6 +1052,7 @@ fn estimates_reports_the_learned_run_times_and_their_error() {
         name: "train".into(),
         partition: "gpu".into(),
         nodes: String::new(),
+        shards: false,
         seconds,
         end: 0.0,
     };

@@ -65,6 +65,7 @@ fn experienced() -> Planner {
         name: "train".into(),
         partition: "cpu".into(),
         nodes: String::new(),
+        shards: false,
         seconds: 40.0,
         end: 0.0,
     }];
@@ -181,6 +182,7 @@ fn finished(user: &str, name: &str, partition: &str, seconds: f64) -> FinishedJo
         name: name.into(),
         partition: partition.into(),
         nodes: String::new(),
+        shards: false,
         seconds,
         end: 0.0,
     }

@@ -203,6 +203,7 @@ fn bad_hints_fall_back_in_order_and_are_noted_once() {
         name: "train".into(),
         partition: "cpu".into(),
         nodes: String::new(),
+        shards: false,
         seconds: 42.0,
         end: 0.0,
     }];
@@ -675,6 +676,7 @@ fn run_times_learned_while_no_plan_runs_reach_the_next_plan() {
         name: "train".into(),
         partition: "cpu".into(),
         nodes: String::new(),
+        shards: false,
         seconds: 42.0,
         end: 0.0,
     }];

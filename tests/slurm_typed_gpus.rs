@@ -164,6 +164,7 @@ fn run_times_are_learned_per_gpu_type() {
         name: "train".into(),
         partition: "gpu".into(),
         nodes: nodes.into(),
+        shards: false,
         seconds,
         end: 0.0,
     };

@@ -7,8 +7,8 @@ use super::raw;
 use crate::slurm::config::Config;
 use crate::slurm::hostlist;
 use crate::slurm::snapshot::{
-    Action, Checked, Decision, FinishedJob, JobInfo, JobPriority, NodeInfo, Outcome, PartitionInfo,
-    PartitionLimits, Placement, Preemption, Refusal, Snapshot,
+    Action, Checked, Decision, FinishedJob, GpuDevice, JobInfo, JobPriority, NodeInfo, Outcome,
+    PartitionInfo, PartitionLimits, Placement, Preemption, Refusal, Snapshot,
 };
 use std::ffi::{c_char, CStr};
 
@@ -37,6 +37,7 @@ pub unsafe fn finished(p: *const raw::fm_finished_t, n: usize) -> Vec<FinishedJo
             name: text(f.name),
             partition: text(f.partition),
             nodes: text(f.nodes),
+            shards: f.shards != 0,
             seconds: f.seconds,
             end: f.end,
         })
@@ -68,6 +69,16 @@ pub unsafe fn snapshot(s: &raw::fm_snapshot_t) -> Snapshot {
             foreign_cpus: n.foreign_cpus,
             foreign_gpus: n.foreign_gpus,
             reserved_from: (n.reserved_from > 0.0).then_some(n.reserved_from),
+            devices: n.device_shards[..(n.n_devices as usize).min(n.device_shards.len())]
+                .iter()
+                .zip(&n.device_shards_used)
+                .enumerate()
+                .map(|(i, (&shards, &shards_used))| GpuDevice {
+                    shards,
+                    shards_used,
+                    whole: i < 64 && n.device_whole & (1u64 << i) != 0,
+                })
+                .collect(),
         })
         .collect();
     let partitions = slice(s.partitions, s.n_partitions)
@@ -154,6 +165,7 @@ unsafe fn job(j: &raw::fm_job_t, names: &[String]) -> JobInfo {
         nodes: j.min_nodes.max(1),
         max_nodes: (j.max_nodes > 0).then_some(j.max_nodes),
         gpu_type: Some(text(j.gpu_type)).filter(|t| !t.is_empty()),
+        shards: j.shards,
         shares_cpus: j.shares_cpus != 0,
         user_shares: (j.user_shares > 0.0).then_some(j.user_shares),
         account_shares: (j.account_shares > 0.0).then_some(j.account_shares),

@@ -82,7 +82,8 @@ impl Source {
 }
 
 /// Estimate per model flavor for `job`; `None` where it may not run (not
-/// one of its partitions, no GPU for a GPU job, not the GPU type it asked
+/// one of its partitions, no GPU for a GPU job, shards for a job that
+/// asks for none or none for one that does, not the GPU type it asked
 /// for, no node wide enough, no node it may use).
 pub(super) fn of_job(
     model: &SlotModel,
@@ -101,9 +102,11 @@ pub(super) fn of_job(
                 None => nodes.len(),
                 Some(usable) => nodes.iter().filter(|n| usable.contains(n)).count(),
             };
-            let wide_enough = !gpu || width.per_node <= model.flavors[f].per_node;
+            let sliced = gpu || model.shard_flavor[f];
+            let wide_enough = !sliced || width.per_node <= model.flavors[f].per_node;
             let right_type = job.gpu_type.is_none() || job.gpu_type == model.gpu_type[f];
             job.partitions.contains(&model.partition[f])
+                && (job.shards > 0) == model.shard_flavor[f]
                 && (!shapes::wants_gpus(job) || gpu)
                 && right_type
                 && wide_enough
@@ -196,7 +199,15 @@ impl InFlight {
                 .nodes
                 .first()
                 .and_then(|node| node_index.get(node.as_str()))
-                .and_then(|&n| model.flavor_on(snap, &place.partition, n, job.gpu_type.as_deref()))
+                .and_then(|&n| {
+                    model.flavor_on(
+                        snap,
+                        &place.partition,
+                        n,
+                        job.gpu_type.as_deref(),
+                        job.shards > 0,
+                    )
+                })
             else {
                 continue;
             };

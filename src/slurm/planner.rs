@@ -650,6 +650,18 @@ impl Planner {
                 });
             }
         }
+        // Slurm takes a job's shards from the first GPU with enough of
+        // them: the GPUs the plan gives whole go first, so that the shard
+        // jobs fill the GPUs it shares out, as `SnapshotView` applied them.
+        let on_shards: HashSet<u32> = snap
+            .pending
+            .iter()
+            .filter(|j| j.shards > 0)
+            .map(|j| j.job_id)
+            .collect();
+        if !on_shards.is_empty() {
+            decisions.sort_by_key(|d| on_shards.contains(&d.job_id));
+        }
         decisions
     }
 
@@ -802,7 +814,7 @@ fn learned_flavor<'a>(
         .map(|n| {
             node_index
                 .get(n.as_str())
-                .and_then(|&node| model.flavor_on(snap, &job.partition, node, None))
+                .and_then(|&node| model.flavor_on(snap, &job.partition, node, None, job.shards))
         });
     let first = flavors.next().flatten();
     match first {

@@ -9,7 +9,8 @@
 //! GPUs spread evenly (rounded up), as Slurm's node selection packs them;
 //! the plan does not spread it wider to start it sooner. Its shape is the
 //! same on every flavor: a flavor whose nodes are narrower cannot hold
-//! it ([`super::estimates`]).
+//! it ([`super::estimates`]). A job of `N` shards takes `N` shard slots
+//! of one GPU on each of its nodes.
 
 use super::slots::SlotModel;
 use super::snapshot::JobInfo;
@@ -18,6 +19,10 @@ use crate::model::Width;
 /// `job`'s shape on `model`'s flavors.
 pub fn width(job: &JobInfo, model: &SlotModel) -> Width {
     let nodes = job.nodes.max(1) as usize;
+    if job.shards > 0 {
+        // One slot per shard, on one GPU of each node.
+        return Width::new(job.shards as usize, nodes).unwrap_or(Width::ONE);
+    }
     if job.gpus_per_job == 0 {
         return Width::new(job.gpus.max(1) as usize, nodes).unwrap_or(Width::ONE);
     }

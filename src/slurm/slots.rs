@@ -10,6 +10,18 @@
 //! configured value or, by default, the most CPUs a job that may run in
 //! that partition asks for on one node.
 //!
+//! A GPU flavor whose nodes have shards (`Gres=gpu:2,shard:8`) has a
+//! shard flavor beside it, `flavor:shard`, for the jobs that ask for
+//! shards (`--gres=shard:N`): one slot per shard. Slurm takes a job's
+//! shards on a node from one GPU, so each GPU's shards are a node of their
+//! own to the policy, and a job of N shards a gang of N slots on one of
+//! them (`view` keeps a gang's nodes apart). A GPU given whole offers
+//! no shards and a GPU shared out is not given whole: the GPU slots leave
+//! out the GPUs some job holds shards of, the shard slots those given
+//! whole, and a start in one flavor takes the other's slots of the same
+//! GPUs (`view`). Nodes with GPUs of several types offer no shards to the
+//! plan.
+//!
 //! Slots exist only where fairmatch may start a job now: a node that is
 //! down, drained or not responding offers none, a partition whose state
 //! forbids starts offers none, the CPUs and GPUs held by jobs the plan
@@ -45,13 +57,18 @@ pub struct Slot {
     /// Slurm found the node full for this partition though the model did
     /// not ([`FullNodes`]): the slot is busy until a job there ends.
     pub full: bool,
+    /// A shard slot: the index of its GPU on the node (`None` for every
+    /// other slot, and for a running job's shard whose GPU is not known).
+    pub device: Option<u32>,
 }
 
 /// Flavors and slots built from a snapshot's partitions and nodes.
 pub struct SlotModel {
     /// One flavor per managed partition, or per GPU type within it, named
-    /// after the partition (`partition:type` for a type within one).
-    /// `per_node` is the most slots one of its nodes offers.
+    /// after the partition (`partition:type` for a type within one), and
+    /// a shard flavor beside each GPU flavor with shards. `per_node` is
+    /// the most slots one of its nodes offers (of a shard flavor, the most
+    /// shards one GPU offers).
     pub flavors: Vec<Flavor>,
     /// Per flavor: its partition.
     pub partition: Vec<String>,
@@ -59,10 +76,14 @@ pub struct SlotModel {
     pub gpu_type: Vec<Option<String>>,
     /// Per flavor: its nodes have GPUs.
     pub gpu_flavor: Vec<bool>,
+    /// Per flavor: its slots are shards of GPUs.
+    pub shard_flavor: Vec<bool>,
     /// Per flavor: the nodes that offer it slots now.
     pub flavor_nodes: Vec<Vec<usize>>,
     /// Every slot the plan may fill now.
     pub slots: Vec<Slot>,
+    /// The shard slots each running shard job holds, by job id.
+    pub held_shards: HashMap<u32, Vec<usize>>,
 }
 
 impl SlotModel {
@@ -80,8 +101,10 @@ impl SlotModel {
             partition: Vec::new(),
             gpu_type: Vec::new(),
             gpu_flavor: Vec::new(),
+            shard_flavor: Vec::new(),
             flavor_nodes: Vec::new(),
             slots: Vec::new(),
+            held_shards: HashMap::new(),
         };
         for part in snap.partitions.iter().filter(|p| config.manages(&p.name)) {
             let gpu = is_gpu(snap, part);
@@ -91,10 +114,79 @@ impl SlotModel {
                     Some(t) if types.len() > 1 => format!("{}:{t}", part.name),
                     _ => part.name.clone(),
                 };
+                let shards =
+                    (gpu && cx.has_shards(part, gpu_type)).then(|| format!("{name}:shard"));
                 model.add_flavor(&cx, part, gpu, name, gpu_type);
+                if let Some(shards) = shards {
+                    model.add_shard_flavor(&cx, part, shards, gpu_type);
+                }
             }
         }
         model
+    }
+
+    /// Adds `part`'s shard flavor `name` over its nodes of one GPU type,
+    /// `gpu_type`, that have shards.
+    fn add_shard_flavor(
+        &mut self,
+        cx: &Context<'_>,
+        part: &PartitionInfo,
+        name: String,
+        gpu_type: &Option<String>,
+    ) {
+        let snap = cx.snap;
+        let flavor = self.flavors.len();
+        let before = self.slots.len();
+        let mut per_node = 0;
+        for &n in &part.nodes {
+            let node = &snap.nodes[n];
+            if !cx.offers_shards(n, gpu_type)
+                || !part.schedulable
+                || !node.available
+                || node.reserved_from.is_some()
+            {
+                continue;
+            }
+            let widest = node.devices.iter().map(|d| d.shards).max().unwrap_or(0);
+            per_node = per_node.max(widest as usize);
+            let is_full = cx.full.holds(snap, &part.name, &node.name);
+            let slot = |device| Slot {
+                flavor,
+                node: n,
+                gpu: false,
+                full: is_full,
+                device,
+            };
+            // A running job's shards are on the first GPU whose held
+            // shards hold them (Slurm does not say which it took).
+            let mut unclaimed: Vec<u32> = node.devices.iter().map(|d| d.shards_used).collect();
+            for (job_id, shards) in cx.held.own_shard_jobs(n, &part.name) {
+                let device = unclaimed.iter().position(|&u| u >= shards);
+                if let Some(d) = device {
+                    unclaimed[d] -= shards;
+                }
+                let held = self.held_shards.entry(job_id).or_default();
+                held.extend(self.slots.len()..self.slots.len() + shards as usize);
+                self.slots
+                    .extend((0..shards).map(|_| slot(device.map(|d| d as u32))));
+            }
+            for (d, device) in node.devices.iter().enumerate() {
+                let free = device.shards_free();
+                self.slots.extend((0..free).map(|_| slot(Some(d as u32))));
+            }
+        }
+        self.flavors.push(Flavor {
+            name,
+            slots: self.slots.len() - before,
+            per_node: per_node.max(1),
+        });
+        self.partition.push(part.name.clone());
+        self.gpu_type.push(gpu_type.clone());
+        self.gpu_flavor.push(false);
+        self.shard_flavor.push(true);
+        let mut with_slots: Vec<usize> = self.slots[before..].iter().map(|s| s.node).collect();
+        with_slots.dedup();
+        self.flavor_nodes.push(with_slots);
     }
 
     /// Adds `part`'s flavor `name` over its nodes of GPU type `gpu_type`
@@ -140,6 +232,7 @@ impl SlotModel {
                 per_node = per_node.max(mine as usize);
                 mine.saturating_sub(node.foreign_gpus)
                     .saturating_sub(other_gpus)
+                    .saturating_sub(node.gpus_shared_out())
             } else {
                 per_node = per_node.max((cpus_allowed.saturating_mul(share) / slot_cpus) as usize);
                 let free = node
@@ -154,6 +247,7 @@ impl SlotModel {
                 node: n,
                 gpu,
                 full: is_full,
+                device: None,
             }));
         }
         self.flavors.push(Flavor {
@@ -164,24 +258,26 @@ impl SlotModel {
         self.partition.push(part.name.clone());
         self.gpu_type.push(gpu_type.clone());
         self.gpu_flavor.push(gpu);
+        self.shard_flavor.push(false);
         let mut with_slots: Vec<usize> = self.slots[before..].iter().map(|s| s.node).collect();
         with_slots.dedup();
         self.flavor_nodes.push(with_slots);
     }
 
     /// The flavor of partition `partition` on node `node` (an index into
-    /// the snapshot's nodes) for a job holding GPUs of `held` there: on a
-    /// node of one GPU type, its type's; on a node of several, `held`'s
-    /// (`None` when it is not known).
+    /// the snapshot's nodes) for a job holding GPUs of `held` there, or
+    /// (`shards`) shards of a GPU: on a node of one GPU type, its type's;
+    /// on a node of several, `held`'s (`None` when it is not known).
     pub fn flavor_on(
         &self,
         snap: &Snapshot,
         partition: &str,
         node: usize,
         held: Option<&str>,
+        shards: bool,
     ) -> Option<usize> {
         let flavors: Vec<usize> = (0..self.flavors.len())
-            .filter(|&f| self.partition[f] == partition)
+            .filter(|&f| self.partition[f] == partition && self.shard_flavor[f] == shards)
             .collect();
         if flavors.len() == 1 {
             return Some(flavors[0]);
@@ -198,9 +294,13 @@ impl SlotModel {
         }
     }
 
-    /// The names a hint key may take: flavors, partitions and GPU types.
+    /// The names a hint key may take: flavors, partitions, GPU types and,
+    /// where there are shards, `shard`.
     pub fn hint_keys(&self) -> Vec<&str> {
         let mut keys: Vec<&str> = self.flavors.iter().map(|f| f.name.as_str()).collect();
+        if self.shard_flavor.contains(&true) {
+            keys.push(SHARD_KEY);
+        }
         keys.extend(self.partition.iter().map(String::as_str));
         keys.extend(self.gpu_type.iter().flatten().map(String::as_str));
         keys.sort_unstable();
@@ -209,18 +309,32 @@ impl SlotModel {
     }
 
     /// The hint keys that give flavor `f`'s time, most specific first:
-    /// `partition:type`, the type, the partition.
+    /// `partition:type`, the type, the partition. A shard flavor's start
+    /// with its own name and `shard`: a job asks for shards or GPUs, so
+    /// the GPUs' keys name its time on their shards.
     pub fn keys_of(&self, f: usize) -> Vec<&str> {
         let name = self.flavors[f].name.as_str();
-        let mut keys = Vec::with_capacity(3);
+        let mut keys = Vec::with_capacity(5);
         if name != self.partition[f] {
             keys.push(name);
+        }
+        if self.shard_flavor[f] {
+            keys.push(SHARD_KEY);
+            if let Some(gpu) = name
+                .strip_suffix(":shard")
+                .filter(|g| *g != self.partition[f])
+            {
+                keys.push(gpu);
+            }
         }
         keys.extend(self.gpu_type[f].as_deref());
         keys.push(&self.partition[f]);
         keys
     }
 }
+
+/// The hint key that names every shard flavor's time.
+pub const SHARD_KEY: &str = "shard";
 
 /// What building a slot model reads, once per build.
 struct Context<'s> {
@@ -251,6 +365,18 @@ impl Context<'_> {
             types.push(None);
         }
         types
+    }
+
+    /// Whether node `n` offers shards to a flavor of GPU type `t`: it has
+    /// shards and GPUs of that one type.
+    fn offers_shards(&self, n: usize, t: &Option<String>) -> bool {
+        let types = &self.node_types[n];
+        !self.snap.nodes[n].devices.is_empty() && types.len() == 1 && types[0].0 == *t
+    }
+
+    /// Whether some node of `part` offers shards to GPU type `t`.
+    fn has_shards(&self, part: &PartitionInfo, t: &Option<String>) -> bool {
+        part.nodes.iter().any(|&n| self.offers_shards(n, t))
     }
 }
 
@@ -307,6 +433,10 @@ struct Holding<'s> {
     gpus: u32,
     /// The type of its GPUs there, where Slurm said (one type).
     gpu_type: Option<&'s str>,
+    /// Its Slurm job id.
+    job_id: u32,
+    /// The shards of a GPU it holds (0: it holds GPUs, or none).
+    shards: u32,
 }
 
 impl Holding<'_> {
@@ -340,7 +470,9 @@ impl<'s> HeldByPartition<'s> {
         let mut on_node: HashMap<usize, Vec<Holding>> = HashMap::new();
         for job in &snap.running {
             let Some(place) = &job.running else { continue };
-            let gpus = if job.gpus > 0 {
+            let gpus = if job.shards > 0 {
+                0 // its GPU is counted as shared out (`NodeInfo::devices`)
+            } else if job.gpus > 0 {
                 job.gpus
             } else {
                 u32::from(gpu_parts.contains(&place.partition.as_str()))
@@ -354,6 +486,8 @@ impl<'s> HeldByPartition<'s> {
                     cpus: job.cpus_per_node(),
                     gpus,
                     gpu_type: job.gpu_type.as_deref(),
+                    job_id: job.job_id,
+                    shards: job.shards,
                 });
             }
         }
@@ -370,10 +504,19 @@ impl<'s> HeldByPartition<'s> {
     /// those whose type Slurm said), else one per job.
     fn own(&self, n: usize, partition: &str, gpu: bool, t: &Option<String>, mixed: bool) -> u32 {
         let on = self.on_node.get(&n).into_iter().flatten();
-        on.filter(|h| h.partition == partition)
+        on.filter(|h| h.partition == partition && h.shards == 0)
             .filter(|h| !gpu || !mixed || (h.gpu_type.is_some() && h.of_type(t, mixed)))
             .map(|h| if gpu { h.gpus } else { 1 })
             .sum()
+    }
+
+    /// The running jobs of `partition` that hold shards on node `n`:
+    /// (job id, shards).
+    fn own_shard_jobs(&self, n: usize, partition: &str) -> Vec<(u32, u32)> {
+        let on = self.on_node.get(&n).into_iter().flatten();
+        on.filter(|h| h.partition == partition && h.shards > 0)
+            .map(|h| (h.job_id, h.shards))
+            .collect()
     }
 
     /// What the running jobs of partitions other than `part` hold of node

@@ -24,6 +24,38 @@ pub struct NodeInfo {
     /// Held back from this time on for an unmodelled job (multi-node, say)
     /// that Slurm's will-run test placed here: the plan leaves it alone.
     pub reserved_from: Option<f64>,
+    /// On a node with shards (`Gres=gpu:2,shard:8`), its GPUs as their
+    /// shards see them, in the GPUs' order; empty on a node without.
+    pub devices: Vec<GpuDevice>,
+}
+
+/// One GPU of a node with shards. A GPU's shards and the GPU itself
+/// exclude each other: Slurm gives a GPU whole or shares it out, never
+/// both at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuDevice {
+    /// Shards it offers.
+    pub shards: u32,
+    /// Shards of it that jobs hold.
+    pub shards_used: u32,
+    /// A job holds it whole.
+    pub whole: bool,
+}
+
+impl GpuDevice {
+    /// It offers shards now: no job holds it whole.
+    pub fn shards_free(&self) -> u32 {
+        if self.whole {
+            0
+        } else {
+            self.shards.saturating_sub(self.shards_used)
+        }
+    }
+
+    /// It may be given whole now: no job holds it or shards of it.
+    pub fn free_whole(&self) -> bool {
+        !self.whole && self.shards_used == 0
+    }
 }
 
 impl NodeInfo {
@@ -38,7 +70,26 @@ impl NodeInfo {
             foreign_cpus: 0,
             foreign_gpus: 0,
             reserved_from: None,
+            devices: Vec::new(),
         }
+    }
+
+    /// A node that is up with `gres` and, on each of its GPUs, `shards`
+    /// shards, none held.
+    pub fn with_shards(name: &str, cpus: u32, gres: &str, shards: u32) -> Self {
+        let mut node = NodeInfo::up(name, cpus, gres);
+        let device = GpuDevice {
+            shards,
+            ..GpuDevice::default()
+        };
+        node.devices = vec![device; node.gpus() as usize];
+        node
+    }
+
+    /// Its GPUs that some job holds shards of: none of them may be given
+    /// whole.
+    pub fn gpus_shared_out(&self) -> u32 {
+        self.devices.iter().filter(|d| d.shards_used > 0).count() as u32
     }
 
     /// GPUs in the GRES string (`gpu:N` or `gpu:type:N`, any socket suffix).
@@ -210,6 +261,10 @@ pub struct JobInfo {
     /// any: only nodes of that type will do. Running jobs: the type of
     /// the GPUs it holds, where they are of one type.
     pub gpu_type: Option<String>,
+    /// The shards of one GPU it asks for (pending) or holds (running) on
+    /// each node (`--gres=shard:N`); 0 for a job without. A job asks for
+    /// shards or for GPUs, never both.
+    pub shards: u32,
     /// The job asked to share its CPUs (`--oversubscribe`).
     pub shares_cpus: bool,
     /// Fair-share shares (sacctmgr's `Fairshare=`) of the job's user and
@@ -272,6 +327,7 @@ impl JobInfo {
             max_nodes: None,
             gpu_type: None,
             shares_cpus: false,
+            shards: 0,
             user_shares: None,
             account_shares: None,
             user_usage: None,
@@ -374,6 +430,8 @@ pub struct FinishedJob {
     /// node of a partition with GPUs of several types, its GPU type
     /// names the flavor it learns for.
     pub nodes: String,
+    /// It ran on shards of a GPU, and learns for its nodes' shard flavor.
+    pub shards: bool,
     /// Its run time in seconds.
     pub seconds: f64,
     /// When it ended, in seconds since the epoch (whole seconds, as Slurm

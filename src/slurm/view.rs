@@ -65,6 +65,8 @@ pub(super) struct SnapshotView<'s> {
     /// CPUs left on each node that offers slots to several partitions:
     /// their slots overlap, so a start in one takes from the others.
     shared_cpus_left: HashMap<usize, u32>,
+    /// GPUs with shards, on each node that has them.
+    gpus: SharedGpus,
 }
 
 impl<'s> SnapshotView<'s> {
@@ -90,6 +92,7 @@ impl<'s> SnapshotView<'s> {
             record_of: HashMap::new(),
             starts: HashMap::new(),
             shared_cpus_left: shared_cpus_left(snap, model),
+            gpus: SharedGpus::of(snap, model),
         };
         // A user's (or account's) weight is its fair-share shares in the
         // association tree, where accounting keeps one, taken from its
@@ -146,14 +149,17 @@ impl<'s> SnapshotView<'s> {
                 .iter()
                 .filter_map(|name| node_index.get(name.as_str()).copied())
                 .collect();
+            let held = job.gpu_type.as_deref();
             let Some(flavor) = nodes
                 .first()
-                .and_then(|&n| model.flavor_on(snap, &place.partition, n, job.gpu_type.as_deref()))
+                .and_then(|&n| model.flavor_on(snap, &place.partition, n, held, job.shards > 0))
             else {
                 continue;
             };
             let width = if model.gpu_flavor[flavor] {
                 job.gpus.max(1) as usize
+            } else if model.shard_flavor[flavor] {
+                job.shards as usize
             } else {
                 1
             };
@@ -164,6 +170,17 @@ impl<'s> SnapshotView<'s> {
             for &n in &nodes {
                 let candidates = slots_at.get(&(flavor, n)).map_or(&[][..], Vec::as_slice);
                 let machines = &self.machines;
+                // A shard job holds one of the slots kept for the running
+                // ones; a GPU's free shards stay free.
+                // A shard job's slots are those the model kept for it.
+                let candidates = if model.shard_flavor[flavor] {
+                    model
+                        .held_shards
+                        .get(&job.job_id)
+                        .map_or(&[][..], Vec::as_slice)
+                } else {
+                    candidates
+                };
                 let idle = |i: &usize| candidates.contains(i) && machines[*i].idle;
                 let mut on_node: Vec<usize> = remembered
                     .map(|(_, m)| m.iter().copied().filter(idle).collect())
@@ -208,9 +225,10 @@ impl<'s> SnapshotView<'s> {
         }
     }
 
-    /// A slot on a node Slurm found full stays busy until the first job
-    /// there is expected to end (or, with none the plan knows of, for the
-    /// default run time): the plan may wait for it, not start on it.
+    /// A slot on a node Slurm found full, or whose CPUs are all held
+    /// (`shared_cpus_left`), stays busy until the first job there is
+    /// expected to end (or, with none the plan knows of, for the default
+    /// run time): the plan may wait for it, not start on it.
     fn hold_full_slots(&mut self, planner: &impl PlanMemory) {
         let mut first_end: HashMap<usize, f64> = HashMap::new();
         for (m, machine) in self.machines.iter().enumerate() {
@@ -223,7 +241,8 @@ impl<'s> SnapshotView<'s> {
         }
         let fallback = self.snap.now + planner.default_runtime();
         for (m, slot) in self.model.slots.iter().enumerate() {
-            if slot.full && self.machines[m].idle {
+            let no_cpu = self.shared_cpus_left.get(&slot.node) == Some(&0);
+            if (slot.full || no_cpu) && self.machines[m].idle {
                 let end = first_end.get(&slot.node).copied().unwrap_or(fallback);
                 self.machines[m].idle = false;
                 self.machines[m].free_at = end.max(self.snap.now);
@@ -336,6 +355,117 @@ impl<'s> SnapshotView<'s> {
         (taken.len() == width.slots()).then_some(taken)
     }
 
+    /// A shard job's slots as Slurm fills them: on each of `width.nodes`
+    /// nodes (those the policy asked for first), `width.per_node` idle
+    /// shards of the first GPU that has them (select/cons_tres takes a
+    /// job's shards on a node from one GPU, the first with enough).
+    fn shard_placement(
+        &self,
+        record: usize,
+        job: &PendingJob,
+        asked: &[usize],
+    ) -> Option<Vec<usize>> {
+        let width = job.width;
+        let flavor = self.machines[*asked.first()?].flavor;
+        let mut nodes: Vec<usize> = asked.iter().map(|&m| self.model.slots[m].node).collect();
+        nodes.extend(self.model.flavor_nodes[flavor].iter().copied());
+        let mut seen = Vec::with_capacity(nodes.len());
+        nodes.retain(|n| {
+            !seen.contains(n) && {
+                seen.push(*n);
+                true
+            }
+        });
+        let need = self.snap.pending[record].cpus_per_node().max(1);
+        let cpus_enough = |n: &usize| self.shared_cpus_left.get(n).is_none_or(|&l| l >= need);
+        let mut taken = Vec::with_capacity(width.slots());
+        for n in nodes
+            .into_iter()
+            .filter(|&n| self.usable(record, n) && cpus_enough(&n))
+        {
+            let mut by_gpu: Vec<(u32, Vec<usize>)> = Vec::new();
+            for &m in self.gpus.slots_on(n) {
+                let slot = &self.model.slots[m];
+                let Some(d) = slot
+                    .device
+                    .filter(|_| slot.flavor == flavor && self.machines[m].idle)
+                else {
+                    continue;
+                };
+                match by_gpu.iter_mut().find(|(g, _)| *g == d) {
+                    Some((_, slots)) => slots.push(m),
+                    None => by_gpu.push((d, vec![m])),
+                }
+            }
+            by_gpu.sort_by_key(|(d, _)| *d);
+            if let Some((_, slots)) = by_gpu.into_iter().find(|(_, s)| s.len() >= width.per_node) {
+                taken.extend(&slots[..width.per_node]);
+                if taken.len() == width.slots() {
+                    return Some(taken);
+                }
+            }
+        }
+        None
+    }
+
+    /// Applies what a start on `machines` until `end` does to the GPUs
+    /// with shards: a GPU given whole offers no shards until then, and a
+    /// GPU shared out is not given whole. False, and nothing changed,
+    /// when the nodes lack the whole GPUs a start asks for.
+    fn take_shared_gpus(&mut self, machines: &[usize], end: f64) -> bool {
+        let model = self.model;
+        let gpu_slots = |n: usize| {
+            machines
+                .iter()
+                .filter(|&&m| model.slots[m].gpu && model.slots[m].node == n)
+                .count()
+        };
+        let mut nodes: Vec<usize> = machines.iter().map(|&m| model.slots[m].node).collect();
+        nodes.dedup();
+        if nodes
+            .iter()
+            .any(|&n| self.gpus.whole_left(n) < gpu_slots(n))
+        {
+            return false;
+        }
+        let mut busy: Vec<usize> = Vec::new();
+        for &n in &nodes {
+            for device in self.gpus.give_whole(n, gpu_slots(n)) {
+                busy.extend(
+                    self.gpus
+                        .slots_on(n)
+                        .iter()
+                        .filter(|&&o| model.slots[o].device == Some(device)),
+                );
+            }
+        }
+        for &m in machines {
+            let slot = &model.slots[m];
+            let Some(device) = slot.device else { continue };
+            if self.gpus.share_out(slot.node, device) {
+                // One GPU fewer to give whole: any idle GPU slot there.
+                let machines = &self.machines;
+                let idle_gpu = self
+                    .gpus
+                    .slots_on(slot.node)
+                    .iter()
+                    .copied()
+                    .find(|&o| model.slots[o].gpu && machines[o].idle);
+                busy.extend(idle_gpu);
+            }
+        }
+        for o in busy {
+            let machine = &mut self.machines[o];
+            machine.free_at = if machine.idle {
+                end
+            } else {
+                machine.free_at.max(end)
+            };
+            machine.idle = false;
+        }
+        true
+    }
+
     /// Whether snapshot record `record` may run on node `node`.
     pub(super) fn usable(&self, record: usize, node: usize) -> bool {
         self.snap.pending[record]
@@ -346,9 +476,10 @@ impl<'s> SnapshotView<'s> {
 }
 
 /// The model's slots as the policy's machines. A machine's node is its
-/// (flavor, node) pair: a gang takes slots of one flavor on one node.
+/// (flavor, node) pair: a gang takes slots of one flavor on one node. A
+/// shard slot's is its GPU: Slurm takes a job's shards from one.
 fn machines(model: &SlotModel, now: f64) -> Vec<MachineView> {
-    let mut groups: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut groups: HashMap<(usize, usize, Option<u32>), usize> = HashMap::new();
     model
         .slots
         .iter()
@@ -356,7 +487,7 @@ fn machines(model: &SlotModel, now: f64) -> Vec<MachineView> {
             let next = groups.len();
             MachineView {
                 flavor: s.flavor,
-                node: *groups.entry((s.flavor, s.node)).or_insert(next),
+                node: *groups.entry((s.flavor, s.node, s.device)).or_insert(next),
                 free_at: now,
                 idle: true,
             }
@@ -364,8 +495,9 @@ fn machines(model: &SlotModel, now: f64) -> Vec<MachineView> {
         .collect()
 }
 
-/// Per node that offers slots to more than one partition, the CPUs no job
-/// holds there; none where jobs may preempt others.
+/// Per node that offers slots to more than one flavor, or shards (many
+/// small jobs on few CPUs), the CPUs no job holds there; none where jobs
+/// may preempt others.
 fn shared_cpus_left(snap: &Snapshot, model: &SlotModel) -> HashMap<usize, u32> {
     // Where jobs may preempt to start, Slurm's select_nodes() makes room.
     if snap
@@ -384,7 +516,7 @@ fn shared_cpus_left(snap: &Snapshot, model: &SlotModel) -> HashMap<usize, u32> {
     }
     flavors_on
         .into_iter()
-        .filter(|(_, flavors)| flavors.len() > 1)
+        .filter(|(_, flavors)| flavors.len() > 1 || flavors.iter().any(|&f| model.shard_flavor[f]))
         .map(|(n, _)| {
             let node = &snap.nodes[n];
             let held: u32 = snap
@@ -401,6 +533,72 @@ fn shared_cpus_left(snap: &Snapshot, model: &SlotModel) -> HashMap<usize, u32> {
             )
         })
         .collect()
+}
+
+/// The GPUs of the nodes with shards, as one plan's starts use them.
+#[derive(Default)]
+struct SharedGpus {
+    /// Per node with shards: whether each GPU may still be given whole.
+    whole: HashMap<usize, Vec<bool>>,
+    /// Per node with shards: its slots, of every flavor.
+    slots: HashMap<usize, Vec<usize>>,
+}
+
+impl SharedGpus {
+    fn of(snap: &Snapshot, model: &SlotModel) -> Self {
+        let mut gpus = SharedGpus::default();
+        for (m, slot) in model.slots.iter().enumerate() {
+            let devices = &snap.nodes[slot.node].devices;
+            if devices.is_empty() {
+                continue;
+            }
+            gpus.whole
+                .entry(slot.node)
+                .or_insert_with(|| devices.iter().map(|d| d.free_whole()).collect());
+            gpus.slots.entry(slot.node).or_default().push(m);
+        }
+        gpus
+    }
+
+    fn slots_on(&self, node: usize) -> &[usize] {
+        self.slots.get(&node).map_or(&[], Vec::as_slice)
+    }
+
+    /// GPUs of `node` that may still be given whole (any number on a node
+    /// without shards).
+    fn whole_left(&self, node: usize) -> usize {
+        self.whole
+            .get(&node)
+            .map_or(usize::MAX, |w| w.iter().filter(|&&free| free).count())
+    }
+
+    /// Gives `count` GPUs of `node` whole, the first free ones as Slurm
+    /// does: their indices.
+    fn give_whole(&mut self, node: usize, count: usize) -> Vec<u32> {
+        let Some(whole) = self.whole.get_mut(&node) else {
+            return Vec::new();
+        };
+        let mut given = Vec::with_capacity(count);
+        for (d, free) in whole.iter_mut().enumerate() {
+            if given.len() == count {
+                break;
+            }
+            if *free {
+                *free = false;
+                given.push(d as u32);
+            }
+        }
+        given
+    }
+
+    /// Shares out GPU `device` of `node`: whether it was free to give
+    /// whole until now.
+    fn share_out(&mut self, node: usize, device: u32) -> bool {
+        self.whole
+            .get_mut(&node)
+            .and_then(|w| w.get_mut(device as usize))
+            .is_some_and(|free| std::mem::replace(free, false))
+    }
 }
 
 /// Users (or accounts) sorted by name: the policy breaks ties between
@@ -450,6 +648,11 @@ impl Driver for SnapshotView<'_> {
                 None => asked.push((s.job, vec![s.machine])),
             }
         }
+        // Whole GPUs first, then shards on the GPUs left to share, as the
+        // planner hands the starts to Slurm.
+        let model = self.model;
+        let machines = &self.machines;
+        asked.sort_by_key(|(_, m)| model.shard_flavor[machines[m[0]].flavor]);
         for (id, machines) in asked {
             let Some(p) = index_of.remove(&id) else {
                 continue;
@@ -459,7 +662,15 @@ impl Driver for SnapshotView<'_> {
             }
             let job = self.pending.swap_remove(p);
             let record = self.record_of[&id];
-            let Some(machines) = self.placement(record, &job, &machines) else {
+            let on_shards = machines
+                .first()
+                .is_some_and(|&m| self.model.shard_flavor[self.machines[m].flavor]);
+            let placed = if on_shards {
+                self.shard_placement(record, &job, &machines)
+            } else {
+                self.placement(record, &job, &machines)
+            };
+            let Some(machines) = placed else {
                 continue;
             };
             let flavor = self.machines[machines[0]].flavor;
@@ -472,7 +683,8 @@ impl Driver for SnapshotView<'_> {
             nodes.dedup();
             let need = self.snap.pending[record].cpus_per_node().max(1);
             let short = |n: &usize| self.shared_cpus_left.get(n).is_some_and(|&l| l < need);
-            if nodes.iter().any(short) {
+            if nodes.iter().any(short) || !self.take_shared_gpus(&machines, self.snap.now + length)
+            {
                 continue;
             }
             for n in &nodes {

@@ -300,3 +300,82 @@ fn mig_slices_are_planned_as_gpu_types() {
         );
     }
 }
+
+/// g1 and g2, eight CPUs and two GPUs each, each GPU with four shards
+/// (`Gres=gpu:2,shard:8`).
+const SHARD_NODES: &[&str] = &[
+    "--gpu-nodes",
+    "2",
+    "--gpus",
+    "2",
+    "--gpu-node-cpus",
+    "8",
+    "--shards",
+    "4",
+];
+
+/// Shards are planned: a job asking for shards gets them on one GPU (two
+/// such jobs share a GPU at once), a job asking for GPUs gets them whole
+/// beside the shared ones, a gang gets shards on each node, and the plan
+/// keeps to Slurm's rule that a GPU is given whole or shared out, never
+/// both: Slurm refuses none of its starts.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn shards_are_planned_beside_whole_gpus() {
+    let c = Cluster::start(SHARD_NODES, FAST);
+    let submit = |args: &[&str], seconds: f64| {
+        let mut all = vec!["-p", "gpu", "--comment", "fairmatch: gpu=3s"];
+        all.extend(args);
+        c.submit(&all, seconds, seconds)
+    };
+    // (job, what JOB_GRES must say, nodes)
+    let mut cases: Vec<(u32, &str, u32)> = Vec::new();
+    for _ in 0..6 {
+        cases.push((submit(&["--gres=shard:2"], 3.0), "shard:2", 1));
+    }
+    cases.push((submit(&["--gres=gpu:1"], 3.0), "gpu:1", 1));
+    cases.push((submit(&["--gres=shard:3"], 3.0), "shard:3", 1));
+    cases.push((submit(&["-N2", "--gres=shard:1"], 3.0), "shard:2", 2));
+    cases.push((submit(&["--gres=gpu:2"], 3.0), "gpu:2", 1));
+    let ids: Vec<u32> = cases.iter().map(|(id, ..)| *id).collect();
+    c.wait_done(&ids, Duration::from_secs(120));
+    let log = c.log();
+    let mut on_shards: Vec<(String, String, String)> = Vec::new();
+    for (id, gres, nodes) in &cases {
+        let job = c.job(*id);
+        assert_eq!(job["JobState"], "COMPLETED", "{job:?}");
+        assert_eq!(c.runs(*id), 1);
+        assert_eq!(job["JOB_GRES"].trim(), *gres, "job {id}: {job:?}");
+        assert_eq!(job["NumNodes"], nodes.to_string(), "job {id}: {job:?}");
+        assert!(
+            log.contains(&format!("fairmatch: started JobId={id} in gpu on")),
+            "job {id} was not planned"
+        );
+        assert!(
+            !log.contains(&format!("JobId={id} not started")),
+            "Slurm refused a start of job {id}:\n{}",
+            c.log_tail()
+        );
+        if gres.starts_with("shard") && *nodes == 1 {
+            on_shards.push((
+                job["NodeList"].clone(),
+                job["StartTime"].clone(),
+                job["EndTime"].clone(),
+            ));
+        }
+    }
+    // Three shard jobs at once on a node of two GPUs: two of them shared
+    // one. (Intervals that overlap pairwise share a moment.)
+    let overlap = |a: &(String, String, String), b: &(String, String, String)| {
+        a.0 == b.0 && a.1 < b.2 && b.1 < a.2
+    };
+    let shared = (0..on_shards.len()).any(|i| {
+        (i + 1..on_shards.len()).any(|j| {
+            (j + 1..on_shards.len()).any(|k| {
+                let (a, b, c) = (&on_shards[i], &on_shards[j], &on_shards[k]);
+                overlap(a, b) && overlap(a, c) && overlap(b, c)
+            })
+        })
+    });
+    assert!(shared, "no GPU was shared: {on_shards:?}");
+}
