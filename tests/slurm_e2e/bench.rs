@@ -16,8 +16,10 @@
 //! `FAIRMATCH_BENCH_WIDE=1` gives the GPU nodes 2 GPUs (and 2 CPUs) of
 //! two types, a100 and v100 in turn (32 slots), and makes every fifth job
 //! take a whole GPU node (`-p gpu --gres=gpu:2`), every fifth from the
-//! third ask for one a100 (`--gres=gpu:a100:1`) and every fifth from the
-//! fifth take one GPU on each of two nodes (`-N2 --gpus-per-node=1`).
+//! third ask for one a100 (`--gres=gpu:a100:1`), every fifth from the
+//! fifth take one GPU on each of two nodes (`-N2 --gpus-per-node=1`) and,
+//! each GPU having two shards, every tenth from the second ask for one
+//! shard (`--gres=shard:1`).
 
 use crate::harness::{harness_time, now, run, Cluster};
 use std::time::Duration;
@@ -109,6 +111,8 @@ fn throughput(sched: &str, n: usize, window: f64, spread: f64) -> Throughput {
             gpus,
             "--gpu-types",
             types,
+            "--shards",
+            if wide { "2" } else { "" },
             "--conf-line",
             "MaxJobCount=50000",
             "--conf-line",
@@ -131,6 +135,9 @@ fn throughput(sched: &str, n: usize, window: f64, spread: f64) -> Throughput {
                         2 if wide => vec![account.as_str(), "-p", "gpu", "--gres=gpu:a100:1"],
                         4 if wide => {
                             vec![account.as_str(), "-p", "gpu", "-N2", "--gpus-per-node=1"]
+                        }
+                        1 if wide && i % 10 == 1 => {
+                            vec![account.as_str(), "-p", "gpu", "--gres=shard:1"]
                         }
                         _ => vec![account.as_str(), "-p", "cpu,gpu"],
                     };
