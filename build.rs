@@ -55,11 +55,6 @@ mod shim {
             .flag_if_supported("-Wno-unused-parameter")
             .flag_if_supported("-Wno-sign-compare")
             .compile("fairmatch_shim");
-        // Lazy binding, as Slurm's own plugins and its RTLD_LAZY dlopen()
-        // expect: with rustc's default -z now, a plugin built for another
-        // release fails dlopen() on the first function that release lacks,
-        // before c_shim/fm_loaded_by.c can say which releases differ.
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-z,lazy");
 
         let bindings = bindgen::Builder::default()
             .header("c_shim/bindgen_wrapper.h")

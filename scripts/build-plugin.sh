@@ -27,8 +27,13 @@ elif [ -z "${SLURM_SRC_DIR:-}" ]; then
 fi
 export SLURM_SRC_DIR
 target=${CARGO_TARGET_DIR:-target}
+# Lazy binding, as Slurm's own plugins and its RTLD_LAZY dlopen() expect:
+# with rustc's default -z now, a plugin built for another release fails
+# dlopen() on the first function that release lacks, before
+# c_shim/fm_loaded_by.c can say which releases differ. (A link argument
+# here, not in build.rs: only this build makes a cdylib.)
 cargo rustc --release --locked --lib --crate-type cdylib \
-    --no-default-features --features plugin
+    --no-default-features --features plugin -- -C link-arg=-Wl,-z,lazy
 # Slurm's own symbols resolve inside slurmctld; ours must all be defined
 # here, or dlopen() refuses the plugin at start-up.
 missing=$(nm -D --undefined-only "$target/release/libfairmatch.so" | awk '{print $2}' |

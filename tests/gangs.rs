@@ -10,9 +10,9 @@ use fairmatch::policy::baselines::{
     jsq::Jsq, sjf::Sjf, slurm_backfill::SlurmBackfill, srpt::Srpt, tiresias::Tiresias,
 };
 use fairmatch::policy::gang_plan;
+use fairmatch::policy::gang_plan::oracle as gangs;
 use fairmatch::policy::Policy;
 use fairmatch::sim::{simulate, EstimateSource, Profiling, SimOptions};
-use fairmatch::solver::oracle::gangs;
 
 fn options() -> SimOptions {
     SimOptions {

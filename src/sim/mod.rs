@@ -278,6 +278,15 @@ pub fn simulate(
     options: &SimOptions,
     progress: &mut dyn FnMut(usize),
 ) -> Result<SimOutcome, SimError> {
+    check(scenario, options)?;
+    let mut sim = Sim::new(scenario, options);
+    sim.run(policy, options.profile, progress)?;
+    Ok(sim.outcome())
+}
+
+/// Refuses a scenario or options the simulator cannot run: an invalid
+/// scenario, overheads that are not seconds, a job no flavor can run.
+fn check(scenario: &Scenario, options: &SimOptions) -> Result<(), SimError> {
     scenario
         .validate()
         .map_err(|e| SimError::Invalid(e.to_string()))?;
@@ -307,99 +316,125 @@ pub fn simulate(
             });
         }
     }
-    let n = scenario.workload.jobs.len();
-    let group_of = profiling_groups(scenario, options.profile);
-    let mut group_jobs = vec![Vec::new(); group_of.iter().max().map_or(0, |g| g + 1)];
-    for (j, &g) in group_of.iter().enumerate() {
-        group_jobs[g].push(j);
-    }
-    let mut sim = Sim {
-        scenario,
-        estimates: options
-            .estimates
-            .resolve(&scenario.workload)
-            .iter()
-            .zip(&scenario.workload.jobs)
-            .map(|(e, job)| cluster.fitting(e, job.width))
-            .collect(),
-        machine_flavor: cluster.machine_flavors(),
-        machine_node: cluster.machine_nodes(),
-        machines: vec![Busy::Idle; cluster.total_slots()],
-        slots_held: vec![0; n],
-        events: BinaryHeap::new(),
-        seq: 0,
-        pending: Vec::new(),
-        probes: vec![VecDeque::new(); cluster.flavors.len()],
-        probes_left: vec![0; group_jobs.len()],
-        group_of,
-        group_jobs,
-        outcomes: vec![None; n],
-        busy: vec![0.0; cluster.flavors.len()],
-        times: DecisionTimes::default(),
-        epochs: vec![0; cluster.total_slots()],
-        remaining: vec![1.0; n],
-        first_start: vec![None; n],
-        waiting_since: scenario.workload.jobs.iter().map(|j| j.arrival).collect(),
-        longest_wait: vec![0.0; n],
-        preemptions: vec![0; n],
-        next_wake: None,
-        done: 0,
-        job_overhead: options.job_overhead.max(0.0),
-        preempt_overhead: options.preempt_overhead,
-        slots: cluster.flavors.iter().map(|f| f.slots).collect(),
-        users_with_jobs: {
-            let mut has = vec![false; scenario.workload.users.len()];
-            for job in &scenario.workload.jobs {
-                has[job.user] = true;
-            }
-            has.iter().filter(|&&h| h).count()
-        },
-        service: AttainedService::new(scenario.workload.users.len()),
-        learned: match options.estimates {
-            EstimateSource::Learned { default, ref past } => {
-                let mut history = History::default();
-                for run in past {
-                    history.record(&run.user, &run.job, &run.flavor, run.seconds);
+    Ok(())
+}
+
+impl<'a> Sim<'a> {
+    /// The simulation of a checked `scenario` before its first event,
+    /// every arrival queued.
+    fn new(scenario: &'a Scenario, options: &SimOptions) -> Self {
+        let cluster = &scenario.cluster;
+        let n = scenario.workload.jobs.len();
+        let group_of = profiling_groups(scenario, options.profile);
+        let mut group_jobs = vec![Vec::new(); group_of.iter().max().map_or(0, |g| g + 1)];
+        for (j, &g) in group_of.iter().enumerate() {
+            group_jobs[g].push(j);
+        }
+        let mut sim = Sim {
+            scenario,
+            estimates: options
+                .estimates
+                .resolve(&scenario.workload)
+                .iter()
+                .zip(&scenario.workload.jobs)
+                .map(|(e, job)| cluster.fitting(e, job.width))
+                .collect(),
+            machine_flavor: cluster.machine_flavors(),
+            machine_node: cluster.machine_nodes(),
+            machines: vec![Busy::Idle; cluster.total_slots()],
+            slots_held: vec![0; n],
+            events: BinaryHeap::new(),
+            seq: 0,
+            pending: Vec::new(),
+            probes: vec![VecDeque::new(); cluster.flavors.len()],
+            probes_left: vec![0; group_jobs.len()],
+            group_of,
+            group_jobs,
+            outcomes: vec![None; n],
+            busy: vec![0.0; cluster.flavors.len()],
+            times: DecisionTimes::default(),
+            epochs: vec![0; cluster.total_slots()],
+            remaining: vec![1.0; n],
+            first_start: vec![None; n],
+            waiting_since: scenario.workload.jobs.iter().map(|j| j.arrival).collect(),
+            longest_wait: vec![0.0; n],
+            preemptions: vec![0; n],
+            next_wake: None,
+            done: 0,
+            job_overhead: options.job_overhead.max(0.0),
+            preempt_overhead: options.preempt_overhead,
+            slots: cluster.flavors.iter().map(|f| f.slots).collect(),
+            users_with_jobs: {
+                let mut has = vec![false; scenario.workload.users.len()];
+                for job in &scenario.workload.jobs {
+                    has[job.user] = true;
                 }
-                history.refresh_ratios();
-                Some((history, default))
-            }
-            _ => None,
-        },
-    };
-    for (j, job) in scenario.workload.jobs.iter().enumerate() {
-        sim.push(job.arrival, Event::Arrive(j));
+                has.iter().filter(|&&h| h).count()
+            },
+            service: AttainedService::new(scenario.workload.users.len()),
+            learned: match options.estimates {
+                EstimateSource::Learned { default, ref past } => {
+                    let mut history = History::default();
+                    for run in past {
+                        history.record(&run.user, &run.job, &run.flavor, run.seconds);
+                    }
+                    history.refresh_ratios();
+                    Some((history, default))
+                }
+                _ => None,
+            },
+        };
+        for (j, job) in scenario.workload.jobs.iter().enumerate() {
+            sim.push(job.arrival, Event::Arrive(j));
+        }
+        sim
     }
-    while let Some(Reverse((Time(now), _, _))) = sim.events.peek().copied() {
-        if now > MAX_CLOCK {
-            return Err(SimError::ClockOverflow { time: now });
-        }
-        sim.service.accrue(now);
-        while let Some(Reverse((Time(t), event, _))) = sim.events.peek().copied() {
-            if t != now {
-                break;
+
+    /// Runs the events in time order: at each instant, every event of the
+    /// instant, then the probes that may start, then the policy's
+    /// decision.
+    fn run(
+        &mut self,
+        policy: &mut dyn Policy,
+        profile: Profiling,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<(), SimError> {
+        while let Some(Reverse((Time(now), _, _))) = self.events.peek().copied() {
+            if now > MAX_CLOCK {
+                return Err(SimError::ClockOverflow { time: now });
             }
-            sim.events.pop();
-            sim.handle(now, event, options.profile, progress);
+            self.service.accrue(now);
+            while let Some(Reverse((Time(t), event, _))) = self.events.peek().copied() {
+                if t != now {
+                    break;
+                }
+                self.events.pop();
+                self.handle(now, event, profile, progress);
+            }
+            self.start_probes(now);
+            self.schedule(now, policy)?;
+            let waiting = self.pending.len() + self.probes.iter().map(VecDeque::len).sum::<usize>();
+            if self.events.is_empty() && waiting > 0 {
+                return Err(SimError::Stalled { time: now, waiting });
+            }
         }
-        sim.start_probes(now);
-        sim.schedule(now, policy)?;
-        let waiting = sim.pending.len() + sim.probes.iter().map(VecDeque::len).sum::<usize>();
-        if sim.events.is_empty() && waiting > 0 {
-            return Err(SimError::Stalled { time: now, waiting });
+        Ok(())
+    }
+
+    /// What the finished simulation reports.
+    fn outcome(self) -> SimOutcome {
+        SimOutcome {
+            jobs: self
+                .outcomes
+                .into_iter()
+                .map(|o| o.expect("every job finishes once the event queue drains"))
+                .collect(),
+            busy: self.busy,
+            decisions: self.times.decisions,
+            decision_seconds: self.times.seconds,
+            decision_seconds_max: self.times.longest,
         }
     }
-    Ok(SimOutcome {
-        jobs: sim
-            .outcomes
-            .into_iter()
-            .map(|o| o.expect("every job finishes once the event queue drains"))
-            .collect(),
-        busy: sim.busy,
-        decisions: sim.times.decisions,
-        decision_seconds: sim.times.seconds,
-        decision_seconds_max: sim.times.longest,
-    })
 }
 
 /// Each job's profiling group (see [`Profiling::Allox`]), numbered from 0.

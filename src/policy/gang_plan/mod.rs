@@ -26,6 +26,8 @@ use crate::model::Width;
 use crate::solver::{self, Instance, Machine, SolveError, SolverKind};
 use profile::Profile;
 
+#[cfg(feature = "cli")]
+pub mod oracle;
 mod profile;
 
 /// The jobs at the head of the relaxed order that local search reorders

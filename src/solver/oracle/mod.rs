@@ -6,6 +6,5 @@
 //! solver` draw.
 
 pub mod brute;
-pub mod gangs;
 pub mod munkres;
 pub mod random;

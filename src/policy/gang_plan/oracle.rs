@@ -13,8 +13,8 @@
 //! first, cut where the completions so far plus each remaining job's
 //! shortest time cannot beat the best found).
 
+use super::{PlanJob, PlanNode};
 use crate::model::Width;
-use crate::policy::gang_plan::{PlanJob, PlanNode};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
