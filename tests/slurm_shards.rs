@@ -290,3 +290,25 @@ fn shard_jobs_need_cpus_too() {
         "two CPUs on s2, none on s1: {d:?}"
     );
 }
+
+#[test]
+fn a_shard_job_waits_for_gpus_held_whole_and_stays_planned() {
+    let mut snap = cluster();
+    for device in &mut snap.nodes[0].devices {
+        device.whole = true;
+    }
+    snap.running = (8..10)
+        .map(|id| {
+            let mut job = gpu_job(id, 1, "fairmatch: gpu=1m");
+            job.running = Some(Placement::on("gpu", "s1", 4990.0));
+            job
+        })
+        .collect();
+    snap.pending = vec![shard_job(1, 1, "fairmatch: shard=1m")];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(
+        matches!(d[0].action, Action::Wait) && d[0].for_resources,
+        "it waits for the GPUs' shards, not for the first-come pass: {d:?}"
+    );
+}

@@ -57,7 +57,7 @@ pub fn wants_gpus(job: &JobInfo) -> bool {
 /// than any one type has, which Slurm may still run (at its slowest
 /// node's pace). The plan leaves it to the first-come pass.
 pub fn only_across_types(job: &JobInfo, model: &SlotModel) -> bool {
-    if job.gpu_type.is_some() {
+    if job.gpu_type.is_some() || job.shards > 0 {
         return false;
     }
     let width = width(job, model);

@@ -60,6 +60,9 @@ pub struct Slot {
     /// A shard slot: the index of its GPU on the node (`None` for every
     /// other slot, and for a running job's shard whose GPU is not known).
     pub device: Option<u32>,
+    /// A shard slot of a GPU a job holds whole: busy until a job on the
+    /// node ends, as a full node's.
+    pub held_whole: bool,
 }
 
 /// Flavors and slots built from a snapshot's partitions and nodes.
@@ -150,12 +153,13 @@ impl SlotModel {
             let widest = node.devices.iter().map(|d| d.shards).max().unwrap_or(0);
             per_node = per_node.max(widest as usize);
             let is_full = cx.full.holds(snap, &part.name, &node.name);
-            let slot = |device| Slot {
+            let slot = |device, held_whole| Slot {
                 flavor,
                 node: n,
                 gpu: false,
                 full: is_full,
                 device,
+                held_whole,
             };
             // A running job's shards are on the first GPU whose held
             // shards hold them (Slurm does not say which it took).
@@ -168,11 +172,18 @@ impl SlotModel {
                 let held = self.held_shards.entry(job_id).or_default();
                 held.extend(self.slots.len()..self.slots.len() + shards as usize);
                 self.slots
-                    .extend((0..shards).map(|_| slot(device.map(|d| d as u32))));
+                    .extend((0..shards).map(|_| slot(device.map(|d| d as u32), false)));
             }
+            // A GPU held whole keeps its shards, busy: a shard job may wait
+            // for them.
             for (d, device) in node.devices.iter().enumerate() {
-                let free = device.shards_free();
-                self.slots.extend((0..free).map(|_| slot(Some(d as u32))));
+                let (count, held_whole) = if device.whole {
+                    (device.shards, true)
+                } else {
+                    (device.shards_free(), false)
+                };
+                self.slots
+                    .extend((0..count).map(|_| slot(Some(d as u32), held_whole)));
             }
         }
         self.flavors.push(Flavor {
@@ -248,6 +259,7 @@ impl SlotModel {
                 gpu,
                 full: is_full,
                 device: None,
+                held_whole: false,
             }));
         }
         self.flavors.push(Flavor {

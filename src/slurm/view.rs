@@ -226,8 +226,8 @@ impl<'s> SnapshotView<'s> {
     }
 
     /// A slot on a node Slurm found full, or whose CPUs are all held
-    /// (`shared_cpus_left`), stays busy until the first job there is
-    /// expected to end (or, with none the plan knows of, for the default
+    /// (`shared_cpus_left`), and a shard of a GPU held whole, stays busy
+    /// until the first job there is expected to end (or, with none the plan knows of, for the default
     /// run time): the plan may wait for it, not start on it.
     fn hold_full_slots(&mut self, planner: &impl PlanMemory) {
         let mut first_end: HashMap<usize, f64> = HashMap::new();
@@ -242,7 +242,7 @@ impl<'s> SnapshotView<'s> {
         let fallback = self.snap.now + planner.default_runtime();
         for (m, slot) in self.model.slots.iter().enumerate() {
             let no_cpu = self.shared_cpus_left.get(&slot.node) == Some(&0);
-            if (slot.full || no_cpu) && self.machines[m].idle {
+            if (slot.full || slot.held_whole || no_cpu) && self.machines[m].idle {
                 let end = first_end.get(&slot.node).copied().unwrap_or(fallback);
                 self.machines[m].idle = false;
                 self.machines[m].free_at = end.max(self.snap.now);
