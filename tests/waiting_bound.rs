@@ -222,3 +222,75 @@ fn a_short_job_takes_a_long_ones_slot_when_the_total_gains_enough() {
     assert!(policy.stopped.is_empty(), "{:?}", policy.stopped);
     assert_eq!(out[1].start, 10_000.0);
 }
+
+/// Two flavors of one slot each, `fast` and `slow`; `jobs` as (arrival,
+/// run on fast, run on slow), `None` where it may not run.
+fn two_flavors(jobs: &[(f64, Option<f64>, Option<f64>)]) -> Scenario {
+    let flavor = |name: &str| Flavor {
+        name: name.into(),
+        slots: 1,
+        per_node: 1,
+    };
+    Scenario {
+        cluster: Cluster::new(vec![flavor("fast"), flavor("slow")]).unwrap(),
+        workload: Workload {
+            users: vec![User::new("u0", 1.0).unwrap()],
+            jobs: jobs
+                .iter()
+                .enumerate()
+                .map(|(i, &(arrival, fast, slow))| Job {
+                    name: format!("j{i}"),
+                    user: 0,
+                    arrival,
+                    durations: vec![fast, slow],
+                    estimates: vec![None, None],
+                    width: Width::ONE,
+                })
+                .collect(),
+        },
+    }
+}
+
+#[test]
+fn an_overdue_job_never_takes_a_flavor_where_it_finishes_later_than_by_waiting() {
+    // Both slots busy until 600 s; two jobs of 100 s on `fast` (1,000 s on
+    // `slow`) arrive at 1 s and are overdue at 600 s. The first takes the
+    // tier's one `fast` slot; the second would finish at 1,600 s on the
+    // idle `slow` slot and at 800 s behind it on `fast`: it waits.
+    let s = two_flavors(&[
+        (0.0, Some(600.0), None),
+        (0.0, None, Some(600.0)),
+        (1.0, Some(100.0), Some(1_000.0)),
+        (1.0, Some(100.0), Some(1_000.0)),
+    ]);
+    let mut allox = Allox::new(1.0).unwrap();
+    allox.max_wait = Some(500.0);
+    let out = run(&s, &mut allox, 0.0);
+    assert_eq!((out[2].start, out[2].finish), (600.0, 700.0));
+    assert_eq!((out[3].start, out[3].finish), (700.0, 800.0));
+}
+
+#[test]
+fn where_the_backlog_outlasts_the_bound_the_matchings_order_stands() {
+    // One slot fed twice as fast as it runs: a 10 s job every 5 s, every
+    // tenth of them 200 s. A bound of 100 s cannot hold for every job, and
+    // a tier serving the oldest first would make the slot first come
+    // first served; the bound gives way to the drain time instead.
+    let mut jobs = Vec::new();
+    for k in 0..200 {
+        let t = if k % 10 == 0 { 200.0 } else { 10.0 };
+        jobs.push((0, 5.0 * k as f64, t));
+    }
+    let s = scenario(1, &jobs);
+    let mean = |max_wait: Option<f64>| {
+        let mut allox = Allox::new(1.0).unwrap();
+        allox.max_wait = max_wait;
+        let out = run(&s, &mut allox, 0.0);
+        out.iter().map(|o| o.finish - o.arrival).sum::<f64>() / out.len() as f64
+    };
+    let (bounded, free) = (mean(Some(100.0)), mean(None));
+    assert!(
+        bounded <= 1.05 * free,
+        "bound {bounded:.0} s against {free:.0} s without"
+    );
+}

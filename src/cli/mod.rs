@@ -210,8 +210,10 @@ pub struct SimulateArgs {
     /// ahead of every job that has not, on the machine where it finishes
     /// soonest, and the matching plans the rest around it. Its wait is then
     /// at most this plus the rest of the run ahead of it, while the cluster
-    /// keeps up, and overdue jobs hold at most half of each flavor (17
-    /// hours by default).
+    /// keeps up. Without preemption, overdue jobs hold at most three
+    /// quarters of each flavor, less as the backlog grows, and none once
+    /// the backlog alone takes longer than the bound (17 hours by
+    /// default).
     #[arg(long, value_name = "SECONDS", default_value_t = fairmatch::policy::allox::MAX_WAIT,
           conflicts_with = "no_max_wait")]
     max_wait: f64,

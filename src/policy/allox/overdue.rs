@@ -21,6 +21,27 @@
 //! first come first served, and no non-preemptive policy bounds the wait;
 //! [`super::preemption`] is what bounds it then.
 //!
+//! Without preemption the tier never makes a job finish later than
+//! waiting would, and never turns the cluster first come first served:
+//! - An overdue job holds only the machine where it finishes soonest of
+//!   all, waiting for a busy one included. Where the tier's share of that
+//!   machine's flavor is taken, the job stays with the matching rather than
+//!   start on a slower flavor: a job that takes ten times its best run on a
+//!   slow machine, because the fast ones were held, stretches the schedule
+//!   for everyone behind it.
+//! - The tier takes only the share of the cluster the backlog leaves. The
+//!   backlog's drain time `D` is the work waiting and running, on each
+//!   job's fastest flavor, over that flavor's machines ([`drain_time`]);
+//!   of each flavor the tier may hold [`TIER_SHARE`] x (1 - D / bound) of
+//!   the machines, rounded up. While the cluster keeps up, `D` is short
+//!   and the tier works as stated. As the backlog grows toward the
+//!   bound, the tier gives way, and once the backlog alone takes longer
+//!   than the bound, no order can keep the bound for every job: a tier
+//!   serving the oldest first there only lets the short jobs behind them
+//!   age past it too (on Google at 14 + 14 slots, 5.4 times as many jobs
+//!   waited over a day as without a bound). The matching's order stands,
+//!   and preemption ([`super::preemption`]) is what bounds the wait.
+//!
 //! The tier is the narrow path's. While a job wider than one slot waits,
 //! the gang plan decides (see [`super::gangs`]) with its own aging.
 
@@ -39,14 +60,21 @@ use crate::policy::{job_share, PendingJob, Start, View};
 pub const MAX_WAIT: f64 = 17.0 * 3600.0;
 
 /// Without preemption, the share of each flavor's machines that overdue
-/// jobs may hold at once. When work arrives faster than the cluster runs
-/// it, every job in time becomes overdue, and a tier without a cap turns
-/// the whole cluster first come first served: on Gavel's dev_seed1 the
-/// average JCT was 5.4 times AlloX's without a bound and more jobs
-/// starved, not fewer. Half the machines keep the matching's order on the
-/// other half (1.7 times, on that trace), and while the cluster keeps up,
-/// overdue jobs rarely fill half of it.
-pub const TIER_SHARE: f64 = 0.5;
+/// jobs may hold at once on an empty cluster; it shrinks as the backlog
+/// grows (see the module's note). When work arrives faster than the
+/// cluster runs it, every job in time becomes overdue, and a tier without
+/// a cap turns the whole cluster first come first served: on Gavel's
+/// dev_seed1 the average JCT was 5.4 times AlloX's without a bound and
+/// more jobs starved, not fewer. On Google at 16 + 16 slots, where the
+/// cluster keeps up, a half scaled down by the backlog let one job wait
+/// over a day; three quarters let none.
+pub const TIER_SHARE: f64 = 0.75;
+
+/// With preemption, while some running job may not be stopped (in Slurm,
+/// one that did not opt in), the share of each flavor's machines overdue
+/// jobs may hold at once: half, so the matching keeps its order on the
+/// rest.
+pub const VICTIMLESS_SHARE: f64 = 0.5;
 
 /// What the overdue tier leaves to the matching.
 pub(super) struct Tiered<'v> {
@@ -104,8 +132,16 @@ impl Allox {
         free_in: &mut [f64],
         scores: &mut [f64],
     ) -> Tiered<'v> {
-        let (mut overdue, left): (Vec<&PendingJob>, Vec<&PendingJob>) =
-            left.into_iter().partition(|j| self.is_overdue(view, j));
+        // Without preemption, the share of the cluster the backlog leaves
+        // the tier (see the module's note).
+        let spare = match (self.preemption, self.max_wait) {
+            (None, Some(bound)) => (1.0 - drain_time(view, &left, free_in) / bound).max(0.0),
+            _ => 1.0,
+        };
+        let feasible = spare > 0.0;
+        let (mut overdue, left): (Vec<&PendingJob>, Vec<&PendingJob>) = left
+            .into_iter()
+            .partition(|j| feasible && self.is_overdue(view, j));
         self.oldest_first(&mut overdue);
         let mut starts = Vec::new();
         // Per flavor, the machines the tier may still take. Preemption can
@@ -114,6 +150,11 @@ impl Allox {
         // that did not opt in), the cap stays, or overdue jobs alone would
         // fill the cluster.
         let uncapped = self.preemption.is_some() && view.running.iter().all(|r| r.preemptible);
+        let share = if self.preemption.is_some() {
+            VICTIMLESS_SHARE
+        } else {
+            self.tier_share * spare
+        };
         let mut room: Vec<usize> = view
             .flavors
             .iter()
@@ -121,7 +162,7 @@ impl Allox {
                 if uncapped {
                     usize::MAX
                 } else {
-                    (f.slots as f64 * self.tier_share).ceil() as usize
+                    (f.slots as f64 * share).ceil() as usize
                 }
             })
             .collect();
@@ -135,14 +176,10 @@ impl Allox {
         }
         let mut rest = Vec::new();
         for job in overdue {
-            let soonest = soonest_finish(
-                view,
-                job,
-                free_in,
-                |m| !idle[m],
-                |m| room[view.machines[m].flavor] > 0,
-            );
-            let Some((m, _)) = soonest else {
+            // Its soonest finish of all; where the tier has no room left
+            // there, the matching keeps the job (see the module's note).
+            let soonest = soonest_finish(view, job, free_in, |m| !idle[m], |_| true);
+            let Some((m, _)) = soonest.filter(|&(m, _)| room[view.machines[m].flavor] > 0) else {
                 rest.push(job);
                 continue;
             };
@@ -167,6 +204,29 @@ impl Allox {
         left.extend(rest);
         Tiered { starts, left }
     }
+}
+
+/// How long the cluster would take to run the work of `pending` and of
+/// the running jobs (`free_in` per machine), in seconds: the most loaded
+/// flavor's share, each pending job on its fastest flavor, over that
+/// flavor's machines.
+pub(super) fn drain_time(view: &View<'_>, pending: &[&PendingJob], free_in: &[f64]) -> f64 {
+    let mut slots = vec![0usize; view.flavors.len()];
+    let mut load = vec![0.0; view.flavors.len()];
+    for (m, machine) in view.machines.iter().enumerate() {
+        slots[machine.flavor] += 1;
+        load[machine.flavor] += free_in[m];
+    }
+    for job in pending {
+        if let Some((f, p)) = best_flavor(&job.estimates, view.flavors) {
+            load[f] += p * job.width.slots() as f64;
+        }
+    }
+    load.iter()
+        .zip(&slots)
+        .filter(|(_, &n)| n > 0)
+        .map(|(l, &n)| l / n as f64)
+        .fold(0.0, f64::max)
 }
 
 /// The machine where `job` would finish soonest behind `free_in`, among
