@@ -832,19 +832,20 @@ fn a_job_that_may_preempt_is_retried_on_the_same_node_at_once() {
 
 #[test]
 fn an_overdue_job_goes_ahead_of_shorter_ones() {
-    // Both CPU slots free; a 4 s job eligible at 1,000 s, then twenty 1 s
-    // jobs eligible at 1,001 s. At 1,005 s nothing is overdue and the
-    // matching starts two short jobs; at 1,007 s the long job has waited
-    // past MaxWait (6 s), the short ones not, and it takes a slot at once.
+    // Both CPU slots free; a 4 s job eligible at 1,000 s, then six 1 s
+    // jobs eligible at 1,001 s: 5 s of work per slot, within MaxWait (6
+    // s). At 1,005 s nothing is overdue and the matching starts two short
+    // jobs; at 1,007 s the long job has waited past MaxWait, the short
+    // ones not, and it takes a slot at once.
     let config = Config {
         max_wait: Some(6.0),
         ..Config::default()
     };
-    let queue = |now: f64| {
+    let queue = |now: f64, shorts: u32| {
         let mut snap = cluster(now);
         snap.partitions.truncate(1);
         snap.nodes.truncate(2);
-        snap.pending = (1..=20)
+        snap.pending = (1..=shorts)
             .map(|id| JobInfo {
                 eligible: 1001.0,
                 ..JobInfo::pending(id, "alice", "fairmatch: cpu=1s", &["cpu"])
@@ -856,8 +857,12 @@ fn an_overdue_job_goes_ahead_of_shorter_ones() {
         });
         snap
     };
-    let early = Planner::new(config.clone()).plan(&queue(1005.0));
+    let early = Planner::new(config.clone()).plan(&queue(1005.0, 6));
     assert_eq!(placed(&early, 99), None);
-    let late = Planner::new(config).plan(&queue(1007.0));
+    let late = Planner::new(config.clone()).plan(&queue(1007.0, 6));
     assert!(placed(&late, 99).is_some(), "{late:?}");
+    // Twenty short jobs are 12 s of work per slot: no order keeps a 6 s
+    // bound for every job, and the matching's order stands.
+    let backlog = Planner::new(config).plan(&queue(1007.0, 20));
+    assert_eq!(placed(&backlog, 99), None, "{backlog:?}");
 }
