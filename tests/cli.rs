@@ -1164,3 +1164,58 @@ fn import_turns_a_public_swf_log_into_inputs_compare_replays() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.swf:2") && err.contains("18"), "{err}");
 }
+
+#[test]
+fn a_gavel_trace_runs_at_a_higher_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = data("gavel/throughputs_isolated.json");
+    let cluster = data("gavel/cluster_4_4_4.yaml");
+    let trace = data("gavel/dev_seed1_head120.trace");
+    let run = |load: &str| {
+        let out_path = dir.path().join(format!("schedule-{load}.csv"));
+        let out = fairmatch(&[
+            "simulate",
+            "--format",
+            "gavel",
+            "--workload",
+            &trace,
+            "--throughputs",
+            &table,
+            "--cluster",
+            &cluster,
+            "--policy",
+            "fifo",
+            "--load-factor",
+            load,
+            "--schedule-out",
+            out_path.to_str().unwrap(),
+        ]);
+        (out, out_path)
+    };
+    // Each job's arrival, by job id.
+    let arrivals = |path: &Path| -> Vec<(String, f64)> {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut rows: Vec<(String, f64)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (f[1].to_string(), f[5].parse().unwrap())
+            })
+            .collect();
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        rows
+    };
+    let (once, once_path) = run("1");
+    let (twice, twice_path) = run("2");
+    assert!(once.status.success() && twice.status.success(), "{twice:?}");
+    let (a, b) = (arrivals(&once_path), arrivals(&twice_path));
+    assert_eq!(a.len(), 120);
+    for ((id, t1), (id2, t2)) in a.iter().zip(&b) {
+        assert_eq!(id, id2);
+        assert!((t2 - t1 / 2.0).abs() < 1e-6, "{id}: {t1} then {t2}");
+    }
+    let (bad, _) = run("0");
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--load-factor 0"));
+}

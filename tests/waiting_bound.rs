@@ -294,3 +294,45 @@ fn where_the_backlog_outlasts_the_bound_the_matchings_order_stands() {
         "bound {bounded:.0} s against {free:.0} s without"
     );
 }
+
+#[test]
+fn an_overdue_gang_clears_a_node_all_or_nothing() {
+    // Two nodes of two slots, each slot busy with a 100,000 s job from
+    // t = 0; a 100 s job on both slots of one node arrives at t = 10. It
+    // is overdue past 10x its length (1,000 s); at the round at 1,080 s it
+    // stops the two jobs of one node, whole, and starts there.
+    let mut s = scenario(4, &[(0, 0.0, 100_000.0); 4]);
+    s.cluster = Cluster::new(vec![Flavor {
+        name: "gpu".into(),
+        slots: 4,
+        per_node: 2,
+    }])
+    .unwrap();
+    s.workload.jobs.push(Job {
+        name: "gang".into(),
+        user: 1,
+        arrival: 10.0,
+        durations: vec![Some(100.0)],
+        estimates: vec![None],
+        width: Width {
+            per_node: 2,
+            nodes: 1,
+        },
+    });
+    let mut policy = preemptive(1e9, false);
+    let out = run(&s, &mut policy, 30.0);
+    assert_eq!((out[4].start, out[4].finish), (1_080.0, 1_180.0));
+    assert_eq!(policy.stopped.len(), 2, "{:?}", policy.stopped);
+    let mut stopped: Vec<usize> = policy.stopped.iter().map(|&(id, _)| id).collect();
+    stopped.sort_unstable();
+    // Both slots of one node: jobs 0 and 1 share a node, as do 2 and 3.
+    assert!(stopped == [0, 1] || stopped == [2, 3], "{stopped:?}");
+    for (j, o) in out.iter().enumerate().take(4) {
+        if stopped.contains(&j) {
+            assert_eq!(o.preemptions, 1);
+            assert_eq!(o.finish, 1_180.0 + 30.0 + (100_000.0 - 1_080.0));
+        } else {
+            assert_eq!((o.preemptions, o.finish), (0, 100_000.0));
+        }
+    }
+}

@@ -103,8 +103,19 @@ fn load_gavel(args: &SimulateArgs, name: &str, text: &str) -> Result<Scenario, C
             MultiGpuArg::Refuse => MultiGpu::Refuse,
         },
     };
-    let trace =
+    if !(args.load_factor.is_finite() && args.load_factor > 0.0) {
+        return Err(CliError::Input(format!(
+            "--load-factor {} must be a finite number above 0",
+            args.load_factor
+        )));
+    }
+    let mut trace =
         gavel_format::parse(name, text, &throughputs(table)?, &cluster, &options).map_err(input)?;
+    // The same jobs arriving faster: a Poisson trace's arrivals divided by
+    // F are a Poisson trace of F times the rate.
+    for job in &mut trace.workload.jobs {
+        job.arrival /= args.load_factor;
+    }
     Ok(traced(
         name,
         cluster,

@@ -169,7 +169,9 @@ pub struct SimulateArgs {
     /// --format philly: keep at most this many jobs (the earliest).
     #[arg(long, value_name = "N")]
     max_jobs: Option<usize>,
-    /// --format philly: divide arrivals by this (2 doubles the load).
+    /// --format philly or gavel: divide arrivals by this (2 doubles the
+    /// load; on a trace of Poisson arrivals such as Gavel's generator
+    /// makes, the same as generating it at twice the rate).
     #[arg(long, value_name = "F", default_value_t = 1.0)]
     load_factor: f64,
     /// Which bundled workload to run when no --workload is given.

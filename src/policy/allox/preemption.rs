@@ -12,9 +12,13 @@
 //! sooner than at its best place without preemption, and among those the
 //! one with the most work left: its own completion is delayed by one
 //! overdue run (plus the restart), the smallest delay relative to its
-//! length. A job of several slots is never stopped for a narrow one, and
-//! overdue jobs of several slots wait for their reservation (see
-//! [`super::gangs`]).
+//! length. A job of several slots is never stopped for a narrow one. An
+//! overdue job of several slots that no set of its nodes would hold within
+//! a round clears the nodes it needs, all or nothing: on each, the
+//! machines of running jobs that may give way (narrow ones, or gangs
+//! stopped whole), those with the most work left first, on the nodes
+//! whose clearing stops the fewest slots (`preempt_for_gangs`); the gang
+//! plan then starts it there first, as an aged job.
 //!
 //! When it pays: the stopped job loses the restart (checkpoint, requeue,
 //! start) and finishes one overdue run later; the overdue job gains the
@@ -140,6 +144,12 @@ impl Allox {
             }
             free_in[best] = best_finish;
         }
+        self.preempt_for_gangs(view, rule, &mut free_in, &mut stop);
+        for v in victim.iter_mut() {
+            if v.is_some_and(|id| stop.contains(&id)) {
+                *v = None;
+            }
+        }
         if rule.for_gain {
             self.preempt_for_gain(view, rule, &mut free_in, &mut victim, &mut stop);
         }
@@ -200,6 +210,129 @@ impl Allox {
                 // It waits; the matching will place it behind what is
                 // planned, so its soonest machine is taken until then.
                 None => free_in[best] = soonest,
+            }
+        }
+    }
+
+    /// Oldest first, each overdue gang that no set of its nodes would
+    /// hold within a round takes the nodes it needs, all or nothing: on
+    /// each, the machines free within the round and those of running jobs
+    /// that may give way, whole (a gang that gives way stops on all its
+    /// nodes), the jobs with the most work left first. Of the nodes that
+    /// can be cleared, those whose clearing stops the fewest slots.
+    fn preempt_for_gangs(
+        &self,
+        view: &View<'_>,
+        rule: Preemption,
+        free_in: &mut [f64],
+        stop: &mut Vec<usize>,
+    ) {
+        let mut gangs: Vec<&PendingJob> = view
+            .pending
+            .iter()
+            .filter(|j| !j.width.is_one() && self.is_overdue(view, j))
+            .collect();
+        if gangs.is_empty() {
+            return;
+        }
+        self.oldest_first(&mut gangs);
+        // Each running job that may give way: its machines.
+        let mut victims: crate::policy::IdMap<Vec<usize>> = crate::policy::IdMap::default();
+        for r in view.running {
+            if r.preemptible && view.now - r.started >= rule.min_run && !stop.contains(&r.id) {
+                victims.entry(r.id).or_default().push(r.machine);
+            }
+        }
+        let mut on_node: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+        for (m, machine) in view.machines.iter().enumerate() {
+            on_node.entry(machine.node).or_default().push(m);
+        }
+        // Per node, the jobs that may give way there.
+        let mut victims_on: crate::policy::IdMap<Vec<usize>> = crate::policy::IdMap::default();
+        for (&id, machines) in &victims {
+            for &m in machines {
+                let here = victims_on.entry(view.machines[m].node).or_default();
+                if !here.contains(&id) {
+                    here.push(id);
+                }
+            }
+        }
+        for job in gangs {
+            let width = job.width;
+            let soon = |m: usize| free_in[m] <= rule.round;
+            let fits_soon = |machines: &[usize]| machines.iter().filter(|&&m| soon(m)).count();
+            // Nodes of a flavor it may use: (flavor, stopped slots, victims).
+            let mut clearable: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+            for (node, machines) in &on_node {
+                let f = view.machines[machines[0]].flavor;
+                if job.estimates[f].is_none() || machines.len() < width.per_node {
+                    continue;
+                }
+                let mut have = fits_soon(machines);
+                let mut here: Vec<(usize, f64)> = victims_on
+                    .get(node)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|id| victims.get(id).map(|ms| (*id, ms)))
+                    .map(|(id, ms)| {
+                        let work = ms.iter().map(|&m| free_in[m]).fold(0.0, f64::max);
+                        (id, work)
+                    })
+                    .collect();
+                here.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                let mut chosen = Vec::new();
+                let mut slots = 0;
+                for (id, _) in here {
+                    if have >= width.per_node {
+                        break;
+                    }
+                    let ms = &victims[&id];
+                    have += ms
+                        .iter()
+                        .filter(|&&m| machines.contains(&m) && !soon(m))
+                        .count();
+                    slots += ms.len();
+                    chosen.push(id);
+                }
+                if have >= width.per_node {
+                    clearable.push((f, slots, chosen));
+                }
+            }
+            // Without preemption within a round: nothing to do.
+            let mut by_flavor: Vec<Vec<&(usize, usize, Vec<usize>)>> =
+                vec![Vec::new(); view.flavors.len()];
+            for c in &clearable {
+                by_flavor[c.0].push(c);
+            }
+            if by_flavor
+                .iter()
+                .any(|nodes| nodes.iter().filter(|c| c.2.is_empty()).count() >= width.nodes)
+            {
+                continue;
+            }
+            // The flavor where it finishes soonest among those that can
+            // be cleared; its cheapest nodes.
+            let pick = (0..view.flavors.len())
+                .filter(|&f| by_flavor[f].len() >= width.nodes)
+                .min_by(|&a, &b| {
+                    let p = |f: usize| job.estimates[f].unwrap_or(f64::INFINITY);
+                    p(a).total_cmp(&p(b)).then(a.cmp(&b))
+                });
+            let Some(f) = pick else { continue };
+            let mut nodes = by_flavor[f].clone();
+            nodes.sort_by_key(|c| c.1);
+            let mut stopped: Vec<usize> = nodes[..width.nodes]
+                .iter()
+                .flat_map(|c| c.2.iter().copied())
+                .collect();
+            stopped.sort_unstable();
+            stopped.dedup();
+            let run = job.estimates[f].expect("a flavor it can use");
+            for id in stopped {
+                for &m in &victims.remove(&id).expect("a victim") {
+                    free_in[m] = run;
+                }
+                stop.push(id);
             }
         }
     }
