@@ -252,6 +252,7 @@ fn make_policy(spec: &RunSpec, args: &SimulateArgs) -> Result<Box<dyn Policy>, C
                     wait_factor: args.wait_factor,
                     restart: args.preempt_overhead,
                     for_gain: !args.no_preempt_gain,
+                    for_gangs: true,
                 }),
             };
             Box::new(allox)

@@ -67,6 +67,9 @@ fn configure(allox: &mut Allox, config: &Config) {
             round: config.preempt_round,
             min_run: config.preempt_min_run,
             for_gain: mode == PreemptMode::Gain,
+            // Not yet on a real cluster: a gang's requeue and restart
+            // there (cred_expire, notices on several nodes) are untested.
+            for_gangs: false,
             ..crate::policy::allox::Preemption::default()
         }),
     };

@@ -55,6 +55,8 @@ pub struct Preemption {
     /// Also preempt when it lowers the total JCT by more than a round (see
     /// the module's doc), not only for overdue jobs.
     pub for_gain: bool,
+    /// Overdue gangs clear the nodes they need (`preempt_for_gangs`).
+    pub for_gangs: bool,
 }
 
 /// The default wait factor. A job that waits `k` times its run time
@@ -86,6 +88,7 @@ impl Default for Preemption {
             wait_factor: WAIT_FACTOR,
             restart: 30.0,
             for_gain: true,
+            for_gangs: true,
         }
     }
 }
@@ -144,7 +147,9 @@ impl Allox {
             }
             free_in[best] = best_finish;
         }
-        self.preempt_for_gangs(view, rule, &mut free_in, &mut stop);
+        if rule.for_gangs {
+            self.preempt_for_gangs(view, rule, &mut free_in, &mut stop);
+        }
         for v in victim.iter_mut() {
             if v.is_some_and(|id| stop.contains(&id)) {
                 *v = None;
