@@ -170,9 +170,8 @@ impl<'s> SnapshotView<'s> {
             for &n in &nodes {
                 let candidates = slots_at.get(&(flavor, n)).map_or(&[][..], Vec::as_slice);
                 let machines = &self.machines;
-                // A shard job holds one of the slots kept for the running
-                // ones; a GPU's free shards stay free.
-                // A shard job's slots are those the model kept for it.
+                // A shard job's slots are those the model kept for it: a
+                // GPU's free shards stay free.
                 let candidates = if model.shard_flavor[flavor] {
                     model
                         .held_shards
@@ -227,8 +226,9 @@ impl<'s> SnapshotView<'s> {
 
     /// A slot on a node Slurm found full, or whose CPUs are all held
     /// (`shared_cpus_left`), and a shard of a GPU held whole, stays busy
-    /// until the first job there is expected to end (or, with none the plan knows of, for the default
-    /// run time): the plan may wait for it, not start on it.
+    /// until the first job there is expected to end (or, with none the
+    /// plan knows of, for the default run time): the plan may wait for it,
+    /// not start on it.
     fn hold_full_slots(&mut self, planner: &impl PlanMemory) {
         let mut first_end: HashMap<usize, f64> = HashMap::new();
         for (m, machine) in self.machines.iter().enumerate() {
@@ -369,13 +369,8 @@ impl<'s> SnapshotView<'s> {
         let flavor = self.machines[*asked.first()?].flavor;
         let mut nodes: Vec<usize> = asked.iter().map(|&m| self.model.slots[m].node).collect();
         nodes.extend(self.model.flavor_nodes[flavor].iter().copied());
-        let mut seen = Vec::with_capacity(nodes.len());
-        nodes.retain(|n| {
-            !seen.contains(n) && {
-                seen.push(*n);
-                true
-            }
-        });
+        let mut seen = std::collections::HashSet::with_capacity(nodes.len());
+        nodes.retain(|&n| seen.insert(n));
         let need = self.snap.pending[record].cpus_per_node().max(1);
         let cpus_enough = |n: &usize| self.shared_cpus_left.get(n).is_none_or(|&l| l >= need);
         let mut taken = Vec::with_capacity(width.slots());
