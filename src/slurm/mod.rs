@@ -15,6 +15,7 @@ pub mod priority;
 mod reasons;
 pub mod saved_state;
 pub mod shapes;
+mod shared_gpus;
 pub mod slots;
 pub mod snapshot;
 mod view;
