@@ -186,18 +186,7 @@ impl SlotModel {
                     .extend((0..count).map(|_| slot(Some(d as u32), held_whole)));
             }
         }
-        self.flavors.push(Flavor {
-            name,
-            slots: self.slots.len() - before,
-            per_node: per_node.max(1),
-        });
-        self.partition.push(part.name.clone());
-        self.gpu_type.push(gpu_type.clone());
-        self.gpu_flavor.push(false);
-        self.shard_flavor.push(true);
-        let mut with_slots: Vec<usize> = self.slots[before..].iter().map(|s| s.node).collect();
-        with_slots.dedup();
-        self.flavor_nodes.push(with_slots);
+        self.close_flavor(part, name, gpu_type, Kind::Shards, before, per_node);
     }
 
     /// Adds `part`'s flavor `name` over its nodes of GPU type `gpu_type`
@@ -262,6 +251,20 @@ impl SlotModel {
                 held_whole: false,
             }));
         }
+        let kind = if gpu { Kind::Gpus } else { Kind::Cpus };
+        self.close_flavor(part, name, gpu_type, kind, before, per_node);
+    }
+
+    /// Records the flavor whose slots are `self.slots[before..]`.
+    fn close_flavor(
+        &mut self,
+        part: &PartitionInfo,
+        name: String,
+        gpu_type: &Option<String>,
+        kind: Kind,
+        before: usize,
+        per_node: usize,
+    ) {
         self.flavors.push(Flavor {
             name,
             slots: self.slots.len() - before,
@@ -269,8 +272,8 @@ impl SlotModel {
         });
         self.partition.push(part.name.clone());
         self.gpu_type.push(gpu_type.clone());
-        self.gpu_flavor.push(gpu);
-        self.shard_flavor.push(false);
+        self.gpu_flavor.push(kind == Kind::Gpus);
+        self.shard_flavor.push(kind == Kind::Shards);
         let mut with_slots: Vec<usize> = self.slots[before..].iter().map(|s| s.node).collect();
         with_slots.dedup();
         self.flavor_nodes.push(with_slots);
@@ -343,6 +346,17 @@ impl SlotModel {
         keys.push(&self.partition[f]);
         keys
     }
+}
+
+/// What a flavor's slots are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A share of a node's CPUs each.
+    Cpus,
+    /// One GPU each.
+    Gpus,
+    /// One shard of a GPU each.
+    Shards,
 }
 
 /// The hint key that names every shard flavor's time.
