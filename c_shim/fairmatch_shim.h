@@ -238,12 +238,14 @@ typedef struct {
  * EventPollMs and LockHoldMs's defaults, every partition managed. */
 extern const fm_settings_t fairmatch_rs_defaults;
 /* Reads fairmatch.conf beside `slurm_conf` (outside slurmctld's locks),
- * keeping what the planner learned; fills `out`. At the first load, takes
- * back what was learned from `state_dir`/fairmatch_state (slurmctld's
- * StateSaveLocation), where it is saved from then on. Returns 0, or -1
- * when the file was rejected and the previous settings stay. */
+ * keeping what the planner learned; fills `out`. `requeue_delay`: the
+ * seconds Slurm holds a requeued job before it may run again. At the
+ * first load, takes back what was learned from `state_dir`/fairmatch_state
+ * (slurmctld's StateSaveLocation), where it is saved from then on.
+ * Returns 0, or -1 when the file was rejected and the previous settings
+ * stay. */
 int32_t fairmatch_rs_load_config(const char *slurm_conf, const char *state_dir,
-				 fm_settings_t *out);
+				 uint32_t requeue_delay, fm_settings_t *out);
 /* Fills out[0..cap) and returns the count, or -1 if no decision could be
  * made (jobs then stay with the first-come first-served fallback). */
 /* Indices into snapshot->pending to check before the plan (at most cap);

@@ -93,6 +93,25 @@ static inline int fm_job_requeue(job_record_t *job_ptr)
 #endif
 }
 
+/* Seconds a requeued job waits before it may run again (its new begin
+ * time), read as job_mgr.c reads it: SchedulerParameters=requeue_delay=
+ * from 25.11 on, else AuthInfo=cred_expire= (below 5 refused; 120 s by
+ * default). The caller holds the conf read lock. */
+static inline uint32_t fm_requeue_delay(void)
+{
+	char *tok;
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	if ((tok = xstrstr(slurm_conf.sched_params, "requeue_delay=")))
+		return (uint32_t) MAX(atoi(tok + 14), 0);
+#endif
+	if ((tok = xstrstr(slurm_conf.authinfo, "cred_expire="))) {
+		int seconds = atoi(tok + 12);
+		if (seconds >= 5)
+			return (uint32_t) seconds;
+	}
+	return 120;
+}
+
 /* select_nodes(): 24.05 bundled job_ptr/err_msg into job_node_select_t
  * and dropped the select_node_bitmap out-argument. */
 static inline int fm_select_nodes(job_record_t *job_ptr, bool test_only,

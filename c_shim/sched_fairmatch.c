@@ -145,11 +145,12 @@ static void _load_config(void)
 	char *path = xstrdup(slurm_conf.slurm_conf);
 	char *state_dir = xstrdup(slurm_conf.state_save_location);
 	fm_set_usage_kept(xstrstr(slurm_conf.priority_type, "multifactor"));
+	uint32_t requeue_delay = fm_requeue_delay();
 	unlock_slurmctld(conf_read);
 	fm_settings_t loaded;
 	memset(&loaded, 0, sizeof(loaded));
 	if (fairmatch_rs_load_config(path, state_dir ? state_dir : "",
-				     &loaded) == 0)
+				     requeue_delay, &loaded) == 0)
 		settings = loaded;
 	if (settings.interval_ms == 0)
 		settings.interval_ms = fairmatch_rs_defaults.interval_ms;

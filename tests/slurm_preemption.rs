@@ -206,6 +206,35 @@ fn a_job_with_a_signal_gets_its_notice_before_the_requeue() {
 }
 
 #[test]
+fn a_requeue_is_cancelled_when_the_waiting_job_started_elsewhere() {
+    let job = || JobInfo {
+        notice: Some(30.0),
+        ..opted_in()
+    };
+    let mut planner = Planner::new(preemptive());
+    let d = planner.plan(&busy(500.0, job(), 100.0));
+    assert_eq!(preempted(&d), vec![(1, true)], "{d:?}");
+    answer(&mut planner, &d, 500.1, None);
+    // During the notice, c2's job ends and the waiting job starts there.
+    let mut snap = busy(520.0, job(), 100.0);
+    let mut waiting = snap.pending.remove(0);
+    waiting.running = Some(Placement {
+        partition: "cpu".into(),
+        nodes: vec!["c2".into()],
+        start: 519.0,
+    });
+    snap.running[1] = waiting;
+    let d = planner.plan(&snap);
+    assert!(preempted(&d).is_empty(), "{d:?}");
+    // The notice ends: the requeue is not asked, then or at the next round.
+    for now in [531.0, 595.0] {
+        snap.now = now;
+        let d = planner.plan(&snap);
+        assert!(preempted(&d).is_empty(), "at {now}: {d:?}");
+    }
+}
+
+#[test]
 fn a_preemption_counts_only_once_slurm_carried_it_out() {
     // Dropped (no answer): nothing is remembered; the next round asks
     // again.
@@ -228,4 +257,73 @@ fn a_preemption_counts_only_once_slurm_carried_it_out() {
     }
     let d = planner.plan(&busy(622.0, opted_in(), 100.0));
     assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
+}
+
+/// Partition `gpu` of g1 and g2, 4 GPUs each. On g1, opted-in jobs of 1
+/// and 2 GPUs (one GPU idle); on g2, an opted-in 2-GPU job beside a 2-GPU
+/// job that did not opt in. All run since 100 s, 1,000 s long. A 4-GPU
+/// job of 1,000 s waits since 100 s (overdue at 400 s, long before its
+/// aging, 4 times its run).
+fn gpu_nodes(now: f64) -> Snapshot {
+    let gpu_job = |id: u32, gpus: u32, comment: &str| JobInfo {
+        gpus,
+        requeue: true,
+        eligible: 100.0,
+        ..JobInfo::pending(id, "alice", comment, &["gpu"])
+    };
+    let run = |mut job: JobInfo, node: &str| {
+        job.running = Some(Placement {
+            partition: "gpu".into(),
+            nodes: vec![node.into()],
+            start: 100.0,
+        });
+        job
+    };
+    let opted = "fairmatch: gpu=1000s preemptible";
+    Snapshot {
+        now,
+        nodes: vec![
+            NodeInfo::up("g1", 8, "gpu:4"),
+            NodeInfo::up("g2", 8, "gpu:4"),
+        ],
+        partitions: vec![PartitionInfo::new("gpu", vec![0, 1])],
+        pending: vec![gpu_job(5, 4, "fairmatch: gpu=1000s")],
+        running: vec![
+            run(gpu_job(1, 1, opted), "g1"),
+            run(gpu_job(2, 2, opted), "g1"),
+            run(gpu_job(3, 2, opted), "g2"),
+            run(gpu_job(4, 2, "fairmatch: gpu=1000s"), "g2"),
+        ],
+        finished: Vec::new(),
+    }
+}
+
+#[test]
+fn an_overdue_gang_clears_one_node_whole_and_starts_there_first() {
+    let mut planner = Planner::new(preemptive());
+    let d = planner.plan(&gpu_nodes(500.0));
+    // g1's jobs both; nothing on g2, where a job that did not opt in
+    // keeps two GPUs busy.
+    let mut stopped = preempted(&d);
+    stopped.sort_unstable();
+    assert_eq!(stopped, vec![(1, false), (2, false)], "{d:?}");
+    answer(&mut planner, &d, 500.1, None);
+    // Requeued and gone: g1 is free. A 10 s job that arrived since would
+    // go first by the plan's order; the nodes cleared for the gang are
+    // its own.
+    let mut snap = gpu_nodes(510.0);
+    let requeued: Vec<JobInfo> = snap.running.drain(..2).collect();
+    for mut job in requeued {
+        job.running = None;
+        job.eligible = 631.0;
+        snap.pending.push(job);
+    }
+    snap.pending.push(JobInfo {
+        gpus: 1,
+        eligible: 505.0,
+        ..JobInfo::pending(6, "bob", "fairmatch: gpu=10s", &["gpu"])
+    });
+    let d = planner.plan(&snap);
+    assert_eq!(started(&d, 5).as_deref(), Some("g1"), "{d:?}");
+    assert_eq!(started(&d, 6), None, "{d:?}");
 }

@@ -169,6 +169,7 @@ pub extern "C" fn sched_p_reconfig() -> i32 {
 pub unsafe extern "C" fn fairmatch_rs_load_config(
     slurm_conf: *const c_char,
     state_dir: *const c_char,
+    requeue_delay: u32,
     out: *mut raw::fm_settings_t,
 ) -> i32 {
     guarded("load_config", -1, || {
@@ -178,7 +179,8 @@ pub unsafe extern "C" fn fairmatch_rs_load_config(
             .parent()
             .unwrap_or(Path::new("/etc/slurm"))
             .join("fairmatch.conf");
-        let config = load_config(&path);
+        let mut config = load_config(&path);
+        config.requeue_delay = f64::from(requeue_delay);
         let mut state = STATE.lock();
         match state.as_mut() {
             Some(planner) => {

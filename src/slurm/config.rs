@@ -62,6 +62,11 @@ pub struct Config {
     /// The most seconds of `--signal` notice a preempted job is given
     /// before its requeue.
     pub preempt_grace: f64,
+    /// Seconds Slurm holds a requeued job before it may run again
+    /// (`SchedulerParameters=requeue_delay`, else `AuthInfo=cred_expire`):
+    /// part of what a preemption costs the job it stops. Slurm's, not
+    /// fairmatch.conf's: the plugin reads it from slurm.conf.
+    pub requeue_delay: f64,
     /// The exact matching solver. `classes` is faster on deep queues and
     /// keeps its matching between plans, but only without stickiness:
     /// with it, every solve is `fast`'s.
@@ -129,6 +134,9 @@ pub const DEFAULT_LEARN_FROM_ACCOUNTING: f64 = 14.0 * 86_400.0;
 /// own `KillWait` then still lets it end cleanly after SIGTERM).
 pub const DEFAULT_PREEMPT_GRACE: f64 = 120.0;
 
+/// Slurm's `cred_expire` when slurm.conf does not set it.
+pub const DEFAULT_REQUEUE_DELAY: f64 = 120.0;
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -142,6 +150,7 @@ impl Default for Config {
             preempt_min_run: crate::policy::allox::ROUND,
             preemptible_qos: Vec::new(),
             preempt_grace: DEFAULT_PREEMPT_GRACE,
+            requeue_delay: DEFAULT_REQUEUE_DELAY,
             solver: SolverKind::default(),
             fairshare_by: FairshareBy::User,
             priority_tiers: PrioritySources::ALL,

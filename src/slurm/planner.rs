@@ -67,9 +67,9 @@ fn configure(allox: &mut Allox, config: &Config) {
             round: config.preempt_round,
             min_run: config.preempt_min_run,
             for_gain: mode == PreemptMode::Gain,
-            // Not yet on a real cluster: a gang's requeue and restart
-            // there (cred_expire, notices on several nodes) are untested.
-            for_gangs: false,
+            // A requeued job may not start again before Slurm's delay:
+            // the stopped job loses it beyond the restart itself.
+            restart: crate::policy::allox::Preemption::default().restart + config.requeue_delay,
             ..crate::policy::allox::Preemption::default()
         }),
     };
@@ -507,8 +507,18 @@ impl Planner {
     fn preempt(&mut self, snap: &Snapshot, view: &mut SnapshotView<'_>) -> Vec<Decision> {
         let now = snap.now;
         let mut out = Vec::new();
-        for id in self.preempting.due(now) {
-            self.preempting.ask(id, None);
+        let waiting: HashSet<u32> = snap.pending.iter().map(|j| j.job_id).collect();
+        let spare = self.config.preempt_min_run.max(self.config.preempt_round);
+        for (id, for_job) in self.preempting.due(now) {
+            if let Some(started) = for_job.filter(|w| !waiting.contains(w)) {
+                log::info!(
+                    "requeue of job {id} cancelled: job {started}, which it was preempted \
+                     for, no longer waits"
+                );
+                self.preempting.cancel(id, now + spare);
+                continue;
+            }
+            self.preempting.ask(id, None, for_job);
             out.push(preemption(id, false));
         }
         // One at a time: the waiting job a preemption is for holds the
@@ -526,6 +536,10 @@ impl Planner {
             let Some(r) = view.running_record(id) else {
                 continue;
             };
+            let for_job = policy
+                .stopped_for(id)
+                .and_then(|w| view.pending_record(w))
+                .map(|w| snap.pending[w].job_id);
             let job = &snap.running[r];
             let notice = job
                 .notice
@@ -536,7 +550,8 @@ impl Planner {
                 job.job_id,
                 notice.map_or(String::new(), |s| format!(", after {s} s of notice"))
             );
-            self.preempting.ask(job.job_id, notice.map(|s| now + s));
+            self.preempting
+                .ask(job.job_id, notice.map(|s| now + s), for_job);
             view.leaves(id, now + notice.unwrap_or(0.0) + LEAVES_AFTER);
             out.push(preemption(job.job_id, notice.is_some()));
         }

@@ -4,7 +4,8 @@
 //! counts only once Slurm's answer says it was carried out (decisions can
 //! be dropped when slurmctld's state changed under the plan), and while
 //! one is under way no other starts: the waiting job it is for already
-//! holds the slot that is coming free.
+//! holds the slot that is coming free. A requeue whose notice ends after
+//! the waiting job it was for has started (elsewhere) is cancelled.
 
 use super::snapshot::{Outcome, Snapshot};
 use std::collections::HashMap;
@@ -24,6 +25,18 @@ const LEAVING_AT_MOST: f64 = 60.0;
 struct Asked {
     /// Its `--signal` now, the requeue at this time; `None`: the requeue.
     notice_until: Option<f64>,
+    /// The waiting job it is preempted for.
+    for_job: Option<u32>,
+}
+
+/// A job in its notice.
+#[derive(Clone, Copy, Debug)]
+struct Notice {
+    /// When its requeue is due.
+    until: f64,
+    /// The waiting job it is preempted for: if that job no longer waits
+    /// when the notice ends, the requeue is cancelled.
+    for_job: Option<u32>,
 }
 
 /// The preemptions under way, by Slurm job id.
@@ -32,7 +45,7 @@ pub(super) struct Preempting {
     /// Asked by the last plan, until Slurm's answer.
     asked: HashMap<u32, Asked>,
     /// Signalled: when their notice ends and the requeue is due.
-    notified: HashMap<u32, f64>,
+    notified: HashMap<u32, Notice>,
     /// Requeued and still listed as running: since when.
     leaving: HashMap<u32, f64>,
     /// Slurm refused to signal or requeue them: not asked again until then.
@@ -47,22 +60,36 @@ impl Preempting {
         !self.notified.is_empty() || !self.leaving.is_empty()
     }
 
-    /// The signalled jobs whose notice is over at `now`, in id order.
-    pub(super) fn due(&self, now: f64) -> Vec<u32> {
-        let mut due: Vec<u32> = self
+    /// The signalled jobs whose notice is over at `now`, in id order, and
+    /// the waiting job each was preempted for.
+    pub(super) fn due(&self, now: f64) -> Vec<(u32, Option<u32>)> {
+        let mut due: Vec<(u32, Option<u32>)> = self
             .notified
             .iter()
-            .filter(|(_, at)| **at <= now)
-            .map(|(id, _)| *id)
+            .filter(|(_, n)| n.until <= now)
+            .map(|(id, n)| (*id, n.for_job))
             .collect();
         due.sort_unstable();
         due
     }
 
     /// The plan asks Slurm to signal `job_id` (its requeue due at
-    /// `notice_until`) or to requeue it now.
-    pub(super) fn ask(&mut self, job_id: u32, notice_until: Option<f64>) {
-        self.asked.insert(job_id, Asked { notice_until });
+    /// `notice_until`) or to requeue it now, for waiting job `for_job`.
+    pub(super) fn ask(&mut self, job_id: u32, notice_until: Option<f64>, for_job: Option<u32>) {
+        self.asked.insert(
+            job_id,
+            Asked {
+                notice_until,
+                for_job,
+            },
+        );
+    }
+
+    /// The requeue of signalled job `job_id` is no longer needed: it runs
+    /// on, and is not chosen again until `spared_until`.
+    pub(super) fn cancel(&mut self, job_id: u32, spared_until: f64) {
+        self.notified.remove(&job_id);
+        self.spared.insert(job_id, spared_until);
     }
 
     /// Slurm's answer to a preemption the last plan asked for.
@@ -72,7 +99,8 @@ impl Preempting {
         };
         match (&o.result, asked.notice_until) {
             (Ok(_), Some(until)) => {
-                self.notified.insert(o.job_id, until);
+                let for_job = asked.for_job;
+                self.notified.insert(o.job_id, Notice { until, for_job });
             }
             (Ok(_), None) => {
                 self.notified.remove(&o.job_id);
@@ -112,7 +140,8 @@ impl Preempting {
     pub(super) fn leaves_at(&self, job_id: u32) -> Option<f64> {
         self.leaving
             .get(&job_id)
-            .or_else(|| self.notified.get(&job_id))
+            .copied()
+            .or_else(|| self.notified.get(&job_id).map(|n| n.until))
             .map(|t| t + LEAVES_AFTER)
     }
 }

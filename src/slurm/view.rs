@@ -287,6 +287,11 @@ impl<'s> SnapshotView<'s> {
         (r < self.snap.running.len()).then_some(r)
     }
 
+    /// The snapshot record of pending job `id`.
+    pub(super) fn pending_record(&self, id: usize) -> Option<usize> {
+        self.record_of.get(&id).copied()
+    }
+
     /// Running job `id` is being preempted: its slots are free from `at`
     /// on, and nothing preempts it again.
     pub(super) fn leaves(&mut self, id: usize, at: f64) {

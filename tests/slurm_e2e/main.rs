@@ -4,6 +4,7 @@
 //! scripts/test.sh installs everything and runs them with `--ignored`.
 
 mod bench;
+mod gang_preemption;
 mod gpu_requests;
 mod harness;
 mod learned_state;

@@ -85,6 +85,13 @@ pub struct Allox {
     next_round: Option<f64>,
     /// Jobs this policy preempted, and when: their wait starts again then.
     requeued: IdMap<f64>,
+    /// The last preemption round's stops: per stopped job, the waiting job
+    /// it was stopped for.
+    stopped_for: IdMap<usize>,
+    /// The waiting jobs preemption stopped running ones for, until they
+    /// start: the gang plan puts them first, so the slots cleared for
+    /// them are theirs.
+    cleared_for: IdMap<()>,
     /// Without preemption: the share of each flavor's machines overdue
     /// jobs may hold at once (see `overdue`).
     pub tier_share: f64,
@@ -127,6 +134,8 @@ impl Allox {
             preemption: None,
             next_round: None,
             requeued: IdMap::default(),
+            stopped_for: IdMap::default(),
+            cleared_for: IdMap::default(),
             tier_share: overdue::TIER_SHARE,
             held: Vec::new(),
             promoted: IdMap::default(),

@@ -126,7 +126,8 @@ impl Allox {
                 victim[r.machine] = Some(r.id);
             }
         }
-        let mut stop = Vec::new();
+        // (stopped job, the waiting job it is stopped for)
+        let mut stop: Vec<(usize, usize)> = Vec::new();
         for job in overdue {
             let Some((best, best_finish)) =
                 soonest_finish(view, job, &free_in, |_| false, |_| true)
@@ -140,7 +141,7 @@ impl Allox {
                     .filter(|&(_, p)| p < best_finish)
                     .max_by(|a, b| free_in[a.0].total_cmp(&free_in[b.0]).then(b.0.cmp(&a.0)));
                 if let Some((m, p)) = taken {
-                    stop.push(victim[m].take().expect("filtered on it"));
+                    stop.push((victim[m].take().expect("filtered on it"), job.id));
                     free_in[m] = p;
                     continue;
                 }
@@ -151,7 +152,7 @@ impl Allox {
             self.preempt_for_gangs(view, rule, &mut free_in, &mut stop);
         }
         for v in victim.iter_mut() {
-            if v.is_some_and(|id| stop.contains(&id)) {
+            if v.is_some_and(|id| stop.iter().any(|s| s.0 == id)) {
                 *v = None;
             }
         }
@@ -159,10 +160,24 @@ impl Allox {
             self.preempt_for_gain(view, rule, &mut free_in, &mut victim, &mut stop);
         }
         let now = view.now;
-        for &id in &stop {
+        self.stopped_for.clear();
+        for &(id, for_job) in &stop {
             self.requeued.insert(id, now);
+            self.stopped_for.insert(id, for_job);
+            if view
+                .pending
+                .iter()
+                .any(|j| j.id == for_job && !j.width.is_one())
+            {
+                self.cleared_for.insert(for_job, ());
+            }
         }
-        stop
+        stop.into_iter().map(|s| s.0).collect()
+    }
+
+    /// The waiting job the last round stopped running job `id` for.
+    pub fn stopped_for(&self, id: usize) -> Option<usize> {
+        self.stopped_for.get(&id).copied()
     }
 
     /// Shortest first, each waiting job that is not overdue takes the
@@ -179,7 +194,7 @@ impl Allox {
         rule: Preemption,
         free_in: &mut [f64],
         victim: &mut [Option<usize>],
-        stop: &mut Vec<usize>,
+        stop: &mut Vec<(usize, usize)>,
     ) {
         let machines = view.machines.len();
         let mut waiting: Vec<(&PendingJob, f64)> = view
@@ -209,7 +224,7 @@ impl Allox {
                 .max_by(|a, b| free_in[a.0].total_cmp(&free_in[b.0]).then(b.0.cmp(&a.0)));
             match taken {
                 Some((m, p)) => {
-                    stop.push(victim[m].take().expect("filtered on it"));
+                    stop.push((victim[m].take().expect("filtered on it"), job.id));
                     free_in[m] = p;
                 }
                 // It waits; the matching will place it behind what is
@@ -236,7 +251,7 @@ impl Allox {
         view: &View<'_>,
         rule: Preemption,
         free_in: &mut [f64],
-        stop: &mut Vec<usize>,
+        stop: &mut Vec<(usize, usize)>,
     ) {
         let mut gangs: Vec<&PendingJob> = view
             .pending
@@ -250,7 +265,10 @@ impl Allox {
         // Each running job that may give way: its machines.
         let mut victims: crate::policy::IdMap<Vec<usize>> = crate::policy::IdMap::default();
         for r in view.running {
-            if r.preemptible && view.now - r.started >= rule.min_run && !stop.contains(&r.id) {
+            if r.preemptible
+                && view.now - r.started >= rule.min_run
+                && !stop.iter().any(|s| s.0 == r.id)
+            {
                 victims.entry(r.id).or_default().push(r.machine);
             }
         }
@@ -343,23 +361,22 @@ impl Allox {
                 for &m in &victims.remove(&id).expect("a victim") {
                     free_in[m] = run;
                 }
-                stop.push(id);
+                stop.push((id, job.id));
             }
         }
     }
 
     /// Drops what is remembered of jobs that are neither waiting nor
-    /// running.
+    /// running,
+    /// and the jobs preemption stopped others for that no longer wait.
     fn forget_finished(&mut self, view: &View<'_>) {
-        if self.requeued.is_empty() {
+        if self.requeued.is_empty() && self.cleared_for.is_empty() {
             return;
         }
-        let live: std::collections::HashSet<usize> = view
-            .pending
-            .iter()
-            .map(|j| j.id)
-            .chain(view.running.iter().map(|r| r.id))
-            .collect();
-        self.requeued.retain(|id, _| live.contains(id));
+        let waiting: std::collections::HashSet<usize> = view.pending.iter().map(|j| j.id).collect();
+        let running: std::collections::HashSet<usize> = view.running.iter().map(|r| r.id).collect();
+        self.requeued
+            .retain(|id, _| waiting.contains(id) || running.contains(id));
+        self.cleared_for.retain(|id, _| waiting.contains(id));
     }
 }
