@@ -192,3 +192,22 @@ fn a_gang_wider_than_each_type_is_checked_though_it_ranks_nowhere() {
     let check = Planner::new(Config::default()).to_check(&snap);
     assert_eq!(check, vec![0, 1]);
 }
+
+#[test]
+fn a_gang_one_type_holds_waits_while_that_types_nodes_are_busy_ending() {
+    // a2 is still completing a job (not available): no a100 gang of two
+    // fits now, but a1 and a2 hold it once a2 is back. It waits, rather
+    // than go to the first-come pass, which may run it across types.
+    let mut snap = cluster();
+    snap.nodes[1].available = false;
+    snap.nodes[3].available = false;
+    snap.pending = vec![gang(1, 2, 1, "fairmatch: gpu=10m")];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert!(d.iter().all(|d| d.action == Action::Wait), "{d:?}");
+    // Four nodes, more than either type has: across types, first come.
+    snap.nodes[1].available = true;
+    snap.nodes[3].available = true;
+    snap.pending = vec![gang(1, 4, 1, "fairmatch: gpu=10m")];
+    let d = Planner::new(Config::default()).plan(&snap);
+    assert!(d.iter().any(|d| d.action == Action::FirstCome), "{d:?}");
+}

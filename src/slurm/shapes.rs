@@ -55,7 +55,10 @@ pub fn wants_gpus(job: &JobInfo) -> bool {
 /// Whether `job`, which no flavor of `model` can hold, would fit across
 /// the GPU types of one of its partitions: an untyped gang of more nodes
 /// than any one type has, which Slurm may still run (at its slowest
-/// node's pace). The plan leaves it to the first-come pass.
+/// node's pace). The plan leaves it to the first-come pass. Counted on
+/// the partitions' nodes whatever their state: a gang that one type's
+/// nodes hold waits for them while some are completing a job or down,
+/// rather than go across types first come first served.
 pub fn only_across_types(job: &JobInfo, model: &SlotModel) -> bool {
     if job.gpu_type.is_some() || job.shards > 0 {
         return false;
@@ -66,7 +69,10 @@ pub fn only_across_types(job: &JobInfo, model: &SlotModel) -> bool {
             .filter(|&f| model.partition[f] == *p && model.gpu_flavor[f])
             .filter(|&f| model.flavors[f].per_node >= width.per_node)
             .collect();
+        let one_type_holds = flavors
+            .iter()
+            .any(|&f| model.configured_nodes[f] >= width.nodes);
         let nodes: usize = flavors.iter().map(|&f| model.flavor_nodes[f].len()).sum();
-        flavors.len() > 1 && nodes >= width.nodes
+        flavors.len() > 1 && !one_type_holds && nodes >= width.nodes
     })
 }

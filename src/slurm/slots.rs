@@ -83,6 +83,11 @@ pub struct SlotModel {
     pub shard_flavor: Vec<bool>,
     /// Per flavor: the nodes that offer it slots now.
     pub flavor_nodes: Vec<Vec<usize>>,
+    /// Per flavor: how many of its partition's nodes have its kind of
+    /// slot, whatever their state now (a node still completing a job, or
+    /// down, offers none for a while, but a gang that fits the type's
+    /// nodes is still its type's).
+    pub configured_nodes: Vec<usize>,
     /// Every slot the plan may fill now.
     pub slots: Vec<Slot>,
     /// The shard slots each running shard job holds, by job id.
@@ -106,6 +111,7 @@ impl SlotModel {
             gpu_flavor: Vec::new(),
             shard_flavor: Vec::new(),
             flavor_nodes: Vec::new(),
+            configured_nodes: Vec::new(),
             slots: Vec::new(),
             held_shards: HashMap::new(),
         };
@@ -186,7 +192,13 @@ impl SlotModel {
                     .extend((0..count).map(|_| slot(Some(d as u32), held_whole)));
             }
         }
+        let configured = part
+            .nodes
+            .iter()
+            .filter(|&&n| cx.offers_shards(n, gpu_type))
+            .count();
         self.close_flavor(part, name, gpu_type, Kind::Shards, before, per_node);
+        self.configured_nodes.push(configured);
     }
 
     /// Adds `part`'s flavor `name` over its nodes of GPU type `gpu_type`
@@ -252,7 +264,13 @@ impl SlotModel {
             }));
         }
         let kind = if gpu { Kind::Gpus } else { Kind::Cpus };
+        let configured = part
+            .nodes
+            .iter()
+            .filter(|&&n| !gpu || of_type(n) > 0)
+            .count();
         self.close_flavor(part, name, gpu_type, kind, before, per_node);
+        self.configured_nodes.push(configured);
     }
 
     /// Records the flavor whose slots are `self.slots[before..]`.
