@@ -371,6 +371,39 @@ impl Cluster {
         std::fs::read_to_string(self.path().join("slurmctld.log")).unwrap_or_default()
     }
 
+    /// Slurm's count of requeues of job `id`.
+    pub fn restarts(&self, id: u32) -> usize {
+        self.job(id)
+            .get("Restarts")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("job {id} has no Restarts: {:?}", self.job(id)))
+    }
+
+    /// Job `id` completed exactly once, and ran once plus once per requeue.
+    pub fn assert_completed_once(&self, id: u32) {
+        assert_eq!(self.state(id), "COMPLETED", "job {id}: {:?}", self.job(id));
+        assert_eq!(self.completions(id), 1, "job {id} completed twice or never");
+        assert_eq!(
+            self.runs(id),
+            1 + self.restarts(id),
+            "job {id}: {:?}",
+            self.job(id)
+        );
+    }
+
+    /// Waits until slurmctld's log holds `needle` at least `count` times.
+    pub fn wait_log(&self, needle: &str, count: usize, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while self.log().matches(needle).count() < count {
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?} after {timeout:?}\n{}",
+                self.log_tail()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn log_tail(&self) -> String {
         let log = self.log();
         let lines: Vec<&str> = log.lines().collect();

@@ -5,7 +5,7 @@
 //! nothing. Beside sched/backfill, which never preempts.
 
 use super::harness::{self, now, Cluster};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// fairmatch.conf's bound and preemption rules in these tests.
 const MAX_WAIT: f64 = 5.0;
@@ -87,41 +87,19 @@ fn submit(c: &Cluster, opted: f64, signal: Option<&str>) -> Jobs {
     jobs
 }
 
-fn restarts(c: &Cluster, id: u32) -> usize {
-    c.job(id)
-        .get("Restarts")
-        .and_then(|r| r.parse().ok())
-        .unwrap_or_else(|| panic!("job {id} has no Restarts: {:?}", c.job(id)))
-}
-
 /// Every job completed exactly once, and ran once plus once per requeue;
 /// returns the requeues of the opted-in job.
 fn completed_once(c: &Cluster, jobs: &Jobs) -> usize {
     for id in [jobs.opted, jobs.other, jobs.overdue] {
-        assert_eq!(c.state(id), "COMPLETED", "job {id}: {:?}", c.job(id));
-        assert_eq!(c.completions(id), 1, "job {id} completed twice or never");
-        assert_eq!(c.runs(id), 1 + restarts(c, id), "job {id}: {:?}", c.job(id));
+        c.assert_completed_once(id);
     }
     assert_eq!(
-        restarts(c, jobs.other),
+        c.restarts(jobs.other),
         0,
         "a job that did not opt in was requeued"
     );
-    assert_eq!(restarts(c, jobs.overdue), 0);
-    restarts(c, jobs.opted)
-}
-
-/// Waits until slurmctld's log holds `needle` at least `count` times.
-fn wait_log(c: &Cluster, needle: &str, count: usize, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    while c.log().matches(needle).count() < count {
-        assert!(
-            Instant::now() < deadline,
-            "no {needle:?} after {timeout:?}\n{}",
-            c.log_tail()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert_eq!(c.restarts(jobs.overdue), 0);
+    c.restarts(jobs.opted)
 }
 
 /// The overdue job's wait from its eligible time, and the opted-in job's
@@ -187,11 +165,11 @@ fn w_a_controller_killed_during_a_preemption_loses_and_duplicates_nothing() {
     let c = cluster("sched/fairmatch");
     let jobs = submit(&c, 40.0, Some("B:USR1@4"));
     let notice = format!("preempting JobId={}", jobs.opted);
-    wait_log(&c, &notice, 1, Duration::from_secs(40));
+    c.wait_log(&notice, 1, Duration::from_secs(40));
     std::thread::sleep(Duration::from_secs(1));
     c.crash_controller();
     let requeued = format!("preempted JobId={}: requeued", jobs.opted);
-    wait_log(&c, &requeued, 1, Duration::from_secs(40));
+    c.wait_log(&requeued, 1, Duration::from_secs(40));
     c.crash_controller();
     c.wait_done(
         &[jobs.opted, jobs.other, jobs.overdue],
