@@ -149,28 +149,60 @@ fn allox_beats_first_come_first_served_on_mixed_widths() {
 #[test]
 fn a_wide_job_does_not_starve_behind_a_stream_of_narrow_ones() {
     // One 4-wide job of 1,000 s arrives at t = 150, every slot busy, behind
-    // a stream of 1-wide 300 s jobs, eight every 100 s for 20,000 s: more narrow
-    // work than the 16 slots hold, and each narrow job is smaller in area
-    // than the wide one, so shortest-area-first alone would never start
-    // it. Aging bounds its wait: past 4x its 1,000 s it goes first and
-    // reserves whole nodes, which free within one narrow job's length.
+    // a stream of 1-wide 300 s jobs, eight every 150 s for 30,000 s: as much
+    // narrow work as the 16 slots hold, so some narrow job always waits,
+    // and each is smaller in area than the wide one: shortest-area-first
+    // alone would never start it. The waiting bound bounds its wait: past
+    // 4,000 s it goes first and reserves whole nodes, which free within
+    // one narrow job's length.
     let mut jobs = vec![(0, 150.0, [1000.0, 1000.0], 4, 1)];
     for k in 0..200 {
         for i in 0..8 {
-            jobs.push((1 + i % 2, k as f64 * 100.0, [300.0, 300.0], 1, 1));
+            jobs.push((1 + i % 2, k as f64 * 150.0, [300.0, 300.0], 1, 1));
         }
     }
     let s = scenario(&jobs);
-    let wait = |aging: f64| {
+    let wait = |bound: Option<f64>| {
         let mut allox = Allox::new(1.0).unwrap();
-        allox.aging = aging;
+        allox.max_wait = bound;
         let wide = &run(&s, &mut allox)[0];
         wide.start - wide.arrival
     };
-    let bound = 4.0 * 1000.0 + 300.0 + 100.0;
-    assert!(wait(4.0) <= bound, "waited {}", wait(4.0));
-    // Without aging it waits for the stream to end: the test can fail.
-    assert!(wait(1e9) > 20_000.0, "waited {}", wait(1e9));
+    let bounded = wait(Some(4000.0));
+    assert!(bounded <= 4000.0 + 300.0 + 100.0, "waited {bounded}");
+    // Without a bound it waits for the stream to end: the test can fail.
+    let unbounded = wait(None);
+    assert!(unbounded > 29_000.0, "waited {unbounded}");
+}
+
+#[test]
+fn a_narrow_job_keeps_its_bound_while_a_gang_waits() {
+    // Seventeen 300 s jobs every 300 s on 16 slots, a little more than the
+    // cluster runs, so some narrow job always waits; a 2,000 s narrow job
+    // at t = 1,000 and a 4-wide one of 1,000 s at t = 3,000. While the
+    // wide one waits the gang plan decides for both, with the narrow
+    // path's bound: the narrow job goes first past 4,000 s, not past four
+    // times its own run (8,000 s) as the gang plan's aging had it, and
+    // the wide one next.
+    let mut jobs = vec![
+        (0, 1000.0, [2000.0, 2000.0], 1, 1),
+        (0, 3000.0, [1000.0, 1000.0], 4, 1),
+    ];
+    for k in 0..100 {
+        for i in 0..17 {
+            jobs.push((1 + i % 2, k as f64 * 300.0, [300.0, 300.0], 1, 1));
+        }
+    }
+    let s = scenario(&jobs);
+    let mut allox = Allox::new(1.0).unwrap();
+    allox.max_wait = Some(4000.0);
+    let out = run(&s, &mut allox);
+    let (narrow, wide) = (&out[0], &out[1]);
+    let narrow_wait = narrow.start - narrow.arrival;
+    let wide_wait = wide.start - wide.arrival;
+    // Each starts within its bound and a run of what holds its slots.
+    assert!(narrow_wait <= 4000.0 + 300.0, "narrow waited {narrow_wait}");
+    assert!(wide_wait <= 4000.0 + 2000.0, "wide waited {wide_wait}");
 }
 
 #[test]

@@ -70,11 +70,6 @@ pub struct Allox {
     /// With jobs wider than one slot: how many jobs that cannot start now
     /// hold a reservation that later jobs may not delay (see `gang_plan`).
     pub reservations: usize,
-    /// With jobs wider than one slot: a job that has waited this many
-    /// times its fastest estimate goes ahead of every job that has not,
-    /// oldest first, and so holds a reservation; this bounds its wait
-    /// whatever stream of other jobs arrives.
-    pub aging: f64,
     /// Seconds after which a waiting job goes ahead of every job that has
     /// not waited that long (see `overdue`). `None`: no bound.
     pub max_wait: Option<f64>,
@@ -92,8 +87,9 @@ pub struct Allox {
     /// start: the gang plan puts them first, so the slots cleared for
     /// them are theirs.
     cleared_for: IdMap<()>,
-    /// Without preemption: the share of each flavor's machines overdue
-    /// jobs may hold at once (see `overdue`).
+    /// The share of each flavor's machines overdue jobs may hold at once
+    /// without preemption, and of the cluster's slots overdue jobs are
+    /// served first on while a gang waits (see `overdue`, `gangs`).
     pub tier_share: f64,
     /// The idle machines the last decision's gang plan holds for its
     /// reservations, and until when from now: what a priority class
@@ -129,7 +125,6 @@ impl Allox {
             by_class: false,
             warm: WarmSlot::default(),
             reservations: gangs::RESERVATIONS,
-            aging: gangs::AGING,
             max_wait: Some(MAX_WAIT),
             preemption: None,
             next_round: None,

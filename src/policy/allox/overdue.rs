@@ -42,8 +42,10 @@
 //!   waited over a day as without a bound). The matching's order stands,
 //!   and preemption ([`super::preemption`]) is what bounds the wait.
 //!
-//! The tier is the narrow path's. While a job wider than one slot waits,
-//! the gang plan decides (see [`super::gangs`]) with its own aging.
+//! While a job wider than one slot waits, the gang plan decides (see
+//! [`super::gangs`]) with the same bound and the same share: it serves the
+//! overdue jobs of every width first, oldest first, within the tier's
+//! share of the cluster's slots.
 
 use super::Allox;
 use crate::model::best_flavor;
@@ -120,6 +122,23 @@ impl Allox {
             .is_some_and(|b| view.now - self.waiting_since(job) > b)
     }
 
+    /// The part of the tier's share the backlog leaves: without
+    /// preemption, `1 - D / bound` for the backlog's drain time `D`
+    /// ([`drain_time`] of `pending` and the running jobs), none once the
+    /// backlog alone outlasts the bound; with preemption (which bounds the
+    /// wait when no order can) or without a bound, all of it.
+    pub(super) fn backlog_spare(
+        &self,
+        view: &View<'_>,
+        pending: &[&PendingJob],
+        free_in: &[f64],
+    ) -> f64 {
+        match (self.preemption, self.max_wait) {
+            (None, Some(bound)) => (1.0 - drain_time(view, pending, free_in) / bound).max(0.0),
+            _ => 1.0,
+        }
+    }
+
     /// Serves the overdue jobs of `left`, oldest first: each starts on the
     /// machine where it would finish soonest if that machine is idle, or
     /// else holds it (its queue grows by the job's run, so the matching
@@ -134,10 +153,7 @@ impl Allox {
     ) -> Tiered<'v> {
         // Without preemption, the share of the cluster the backlog leaves
         // the tier (see the module's note).
-        let spare = match (self.preemption, self.max_wait) {
-            (None, Some(bound)) => (1.0 - drain_time(view, &left, free_in) / bound).max(0.0),
-            _ => 1.0,
-        };
+        let spare = self.backlog_spare(view, &left, free_in);
         let feasible = spare > 0.0;
         let (mut overdue, left): (Vec<&PendingJob>, Vec<&PendingJob>) = left
             .into_iter()

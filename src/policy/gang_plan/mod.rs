@@ -441,8 +441,12 @@ pub fn planned_total(
 /// Local search from `order` on the serial schedule's total completion:
 /// moving one job to another place in the order, or to another flavor it
 /// can use, while some move gains, with at most `budget` schedules
-/// evaluated. The relaxation's order with every job on the fastest flavor
-/// (shortest area first) is tried as a second start, and the better kept.
+/// evaluated. The same jobs oldest first, each on the flavor where it
+/// finishes soonest behind those before it ([`soonest_finish_order`]),
+/// are a second start, searched with the same budget, and the better
+/// result is kept: one move at a time cannot leave a plan where narrow
+/// jobs take the fast node a wide job needs, when the better plan starts
+/// the wide job there and moves them all to the slower node.
 pub fn improved_order(
     nodes: &[PlanNode],
     flavors: usize,
@@ -450,6 +454,64 @@ pub fn improved_order(
     order: Vec<(usize, usize)>,
     budget: usize,
 ) -> Vec<(usize, usize)> {
+    let oldest = soonest_finish_order(nodes, flavors, jobs, &order);
+    let (first, first_total) = searched(nodes, flavors, jobs, order, budget);
+    let (second, second_total) = searched(nodes, flavors, jobs, oldest, budget);
+    if second_total < first_total * (1.0 - 1e-12) {
+        second
+    } else {
+        first
+    }
+}
+
+/// The jobs of `order`, oldest first, each on the flavor where it would
+/// finish soonest in the serial schedule of those before it (ties: the
+/// flavor `order` gave it, then the lower index).
+fn soonest_finish_order(
+    nodes: &[PlanNode],
+    flavors: usize,
+    jobs: &[PlanJob],
+    order: &[(usize, usize)],
+) -> Vec<(usize, usize)> {
+    let mut oldest = order.to_vec();
+    oldest.sort_by(|a, b| {
+        jobs[b.0]
+            .waited
+            .total_cmp(&jobs[a.0].waited)
+            .then(a.0.cmp(&b.0))
+    });
+    let mut schedule = Schedule::new(nodes, flavors);
+    for (j, f) in oldest.iter_mut() {
+        let job = &jobs[*j];
+        let soonest = (0..flavors)
+            .filter_map(|g| {
+                let p = job.times[g]?;
+                let (t, _) = schedule.earliest(g, job.width, p)?;
+                Some((g, t + p))
+            })
+            .min_by(|a, b| {
+                a.1.total_cmp(&b.1)
+                    .then((a.0 != *f).cmp(&(b.0 != *f)))
+                    .then(a.0.cmp(&b.0))
+            });
+        if let Some((g, _)) = soonest {
+            *f = g;
+            let p = job.times[g].expect("a flavor it can use");
+            schedule.place_earliest(g, job.width, p);
+        }
+    }
+    oldest
+}
+
+/// [`improved_order`]'s search from one start: the order it ends at and
+/// that order's total completion.
+fn searched(
+    nodes: &[PlanNode],
+    flavors: usize,
+    jobs: &[PlanJob],
+    order: Vec<(usize, usize)>,
+    budget: usize,
+) -> (Vec<(usize, usize)>, f64) {
     let total = |o: &[(usize, usize)]| total_completion(&schedule_all(nodes, flavors, jobs, o));
     let mut evaluated = 0usize;
     let mut best = order;
@@ -493,7 +555,7 @@ pub fn improved_order(
             }
         }
     }
-    best
+    (best, best_total)
 }
 
 /// The plan's total completion time, from now.
