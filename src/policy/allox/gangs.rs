@@ -139,16 +139,14 @@ impl Allox {
             .map(|j| PlanJob::of(j, view.now))
             .collect();
         let relaxed = gang_plan::relaxed_order(nodes, flavors, &jobs)?;
-        // Jobs served first, oldest first; the rest in the relaxed order.
+        // Jobs served first, oldest first, each on the flavor where it
+        // finishes soonest behind those before it, never a slower one the
+        // relaxation chose: the narrow tier's rule. The rest in the
+        // relaxed order.
         let first = |j: usize| served.contains_key(&candidates[j].id);
-        let mut order: Vec<(usize, usize)> =
+        let served_order: Vec<(usize, usize)> =
             relaxed.iter().copied().filter(|&(j, _)| first(j)).collect();
-        order.sort_by(|a, b| {
-            jobs[b.0]
-                .waited
-                .total_cmp(&jobs[a.0].waited)
-                .then(candidates[a.0].id.cmp(&candidates[b.0].id))
-        });
+        let mut order = gang_plan::soonest_finish_order(nodes, flavors, &jobs, &served_order);
         // The head of the rest, improved by local search on its own
         // schedule: it holds the jobs that start now and the reservations.
         let rest: Vec<(usize, usize)> = relaxed

@@ -467,7 +467,7 @@ pub fn improved_order(
 /// The jobs of `order`, oldest first, each on the flavor where it would
 /// finish soonest in the serial schedule of those before it (ties: the
 /// flavor `order` gave it, then the lower index).
-fn soonest_finish_order(
+pub fn soonest_finish_order(
     nodes: &[PlanNode],
     flavors: usize,
     jobs: &[PlanJob],
