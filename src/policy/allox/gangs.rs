@@ -16,12 +16,17 @@
 //! of the first reservations; no job placed after it may delay it, so its
 //! wait ends once the jobs ahead of it (older overdue jobs, and running
 //! ones) are done, whatever keeps arriving. Overdue jobs take at most the
-//! tier's share of the cluster's slots, which without preemption shrinks
-//! as the backlog grows, to none once the backlog alone outlasts the
-//! bound: an order of oldest first over an overloaded queue is a slow
-//! first come first served. On Gavel's multi-GPU traces at twice their
-//! load, aging every job past four times its estimate instead made the
-//! average JCT 1.8x and starved 7x as many jobs as no bound at all.
+//! tier's share of the cluster's slots, which shrinks as the backlog
+//! grows, to none once the backlog alone outlasts the bound: an order of
+//! oldest first over an overloaded queue is a slow first come first
+//! served. On Gavel's multi-GPU traces at twice their load, aging every
+//! job past four times its estimate instead gave 1.8x to 2.0x the
+//! average JCT, and 7x to 8x the starved jobs, of the same plan without
+//! aging. With preemption the share shrinks the same way, and the jobs
+//! preemption stopped others for go first whatever the backlog: there
+//! preemption bounds the wait. On the first 20,000 Philly jobs a share
+//! that did not shrink under preemption set off 11 times the preemptions
+//! and 7 times the starved jobs.
 
 use super::{candidates, eligible_count, ranked_users, Allox};
 use crate::policy::gang_plan::{self, PlanJob, PlanNode, SEARCHED_JOBS, SEARCH_BUDGET};

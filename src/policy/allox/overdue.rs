@@ -122,20 +122,19 @@ impl Allox {
             .is_some_and(|b| view.now - self.waiting_since(job) > b)
     }
 
-    /// The part of the tier's share the backlog leaves: without
-    /// preemption, `1 - D / bound` for the backlog's drain time `D`
-    /// ([`drain_time`] of `pending` and the running jobs), none once the
-    /// backlog alone outlasts the bound; with preemption (which bounds the
-    /// wait when no order can) or without a bound, all of it.
+    /// The part of the tier's share the backlog leaves: `1 - D / bound`
+    /// for the backlog's drain time `D` ([`drain_time`] of `pending` and
+    /// the running jobs), none once the backlog alone outlasts the bound;
+    /// without a bound, all of it.
     pub(super) fn backlog_spare(
         &self,
         view: &View<'_>,
         pending: &[&PendingJob],
         free_in: &[f64],
     ) -> f64 {
-        match (self.preemption, self.max_wait) {
-            (None, Some(bound)) => (1.0 - drain_time(view, pending, free_in) / bound).max(0.0),
-            _ => 1.0,
+        match self.max_wait {
+            Some(bound) => (1.0 - drain_time(view, pending, free_in) / bound).max(0.0),
+            None => 1.0,
         }
     }
 
@@ -153,7 +152,13 @@ impl Allox {
     ) -> Tiered<'v> {
         // Without preemption, the share of the cluster the backlog leaves
         // the tier (see the module's note).
-        let spare = self.backlog_spare(view, &left, free_in);
+        // With preemption, which bounds the wait when no order can, the
+        // narrow tier keeps its whole share (see `share` below).
+        let spare = if self.preemption.is_some() {
+            1.0
+        } else {
+            self.backlog_spare(view, &left, free_in)
+        };
         let feasible = spare > 0.0;
         let (mut overdue, left): (Vec<&PendingJob>, Vec<&PendingJob>) = left
             .into_iter()

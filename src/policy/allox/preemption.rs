@@ -17,8 +17,14 @@
 //! a round clears the nodes it needs, all or nothing: on each, the
 //! machines of running jobs that may give way (narrow ones, or gangs
 //! stopped whole), those with the most work left first, on the nodes
-//! whose clearing stops the fewest slots (`preempt_for_gangs`); the gang
-//! plan then starts it there first, as an aged job.
+//! whose clearing stops the fewest slots (`preempt_for_gangs`).
+//!
+//! While a gang waits, the gang plan decides who takes a freed slot, so
+//! every job preemption stopped others for goes first in it until it
+//! starts (`Allox::cleared_for`): the slot is the job's it was freed for.
+//! Before, on the Philly trace, most preemptions freed a slot for one
+//! overdue job that the plan then gave another, and the first one
+//! preempted again the next round.
 //!
 //! When it pays: the stopped job loses the restart (checkpoint, requeue,
 //! start) and finishes one overdue run later; the overdue job gains the
@@ -164,13 +170,7 @@ impl Allox {
         for &(id, for_job) in &stop {
             self.requeued.insert(id, now);
             self.stopped_for.insert(id, for_job);
-            if view
-                .pending
-                .iter()
-                .any(|j| j.id == for_job && !j.width.is_one())
-            {
-                self.cleared_for.insert(for_job, ());
-            }
+            self.cleared_for.insert(for_job, ());
         }
         stop.into_iter().map(|s| s.0).collect()
     }
