@@ -24,9 +24,10 @@
 //! average JCT, and 7x to 8x the starved jobs, of the same plan without
 //! aging. With preemption the share shrinks the same way, and the jobs
 //! preemption stopped others for go first whatever the backlog: there
-//! preemption bounds the wait. On the first 20,000 Philly jobs a share
-//! that did not shrink under preemption set off 11 times the preemptions
-//! and 7 times the starved jobs.
+//! preemption bounds the wait. On the first 20,000 Philly jobs, a share
+//! that did not shrink under preemption, with only gangs first once
+//! preemption cleared their nodes, gave 74 times the preemptions and 9
+//! times the starved jobs (31,782 and 1,233, against 431 and 141).
 
 use super::{candidates, eligible_count, ranked_users, Allox};
 use crate::policy::gang_plan::{self, PlanJob, PlanNode, SEARCHED_JOBS, SEARCH_BUDGET};
