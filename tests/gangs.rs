@@ -181,9 +181,9 @@ fn a_narrow_job_keeps_its_bound_while_a_gang_waits() {
     // cluster runs, so some narrow job always waits; a 2,000 s narrow job
     // at t = 1,000 and a 4-wide one of 1,000 s at t = 3,000. While the
     // wide one waits the gang plan decides for both, with the narrow
-    // path's bound: the narrow job goes first past 4,000 s, not past four
-    // times its own run (8,000 s) as the gang plan's aging had it, and
-    // the wide one next.
+    // path's bound: the narrow job goes first past 4,000 s, not past a
+    // multiple of its own run (four times it would be 8,000 s), and the
+    // wide one next.
     let mut jobs = vec![
         (0, 1000.0, [2000.0, 2000.0], 1, 1),
         (0, 3000.0, [1000.0, 1000.0], 4, 1),

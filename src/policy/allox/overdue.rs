@@ -151,9 +151,8 @@ impl Allox {
         scores: &mut [f64],
     ) -> Tiered<'v> {
         // Without preemption, the share of the cluster the backlog leaves
-        // the tier (see the module's note).
-        // With preemption, which bounds the wait when no order can, the
-        // narrow tier keeps its whole share (see `share` below).
+        // the tier (see the module's note); with it, which bounds the wait
+        // when no order can, the whole share (see `share` below).
         let spare = if self.preemption.is_some() {
             1.0
         } else {
