@@ -7,6 +7,46 @@ fn main() {
     println!("cargo:rerun-if-env-changed=SLURM_SRC_DIR");
     #[cfg(feature = "plugin")]
     shim::build();
+    #[cfg(feature = "spank")]
+    spank::build();
+}
+
+/// The SPANK plugin's C half, against the Slurm named by SLURM_SRC_DIR
+/// (only its public `slurm/spank.h` and its version number).
+#[cfg(feature = "spank")]
+mod spank {
+    use std::path::PathBuf;
+
+    pub fn build() {
+        println!("cargo:rerun-if-changed=c_shim/spank_fairmatch.c");
+        let Some(src) = std::env::var_os("SLURM_SRC_DIR").map(PathBuf::from) else {
+            panic!("the `spank` feature needs SLURM_SRC_DIR (scripts/build-plugin.sh sets it)");
+        };
+        let version_h = src.join("slurm/slurm_version.h");
+        let text = std::fs::read_to_string(&version_h).unwrap_or_else(|e| {
+            panic!(
+                "cannot read {}: {e} (run ./configure there first)",
+                version_h.display()
+            )
+        });
+        let number = text
+            .lines()
+            .find_map(|l| l.strip_prefix("#define SLURM_VERSION_NUMBER"))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("{} defines no SLURM_VERSION_NUMBER", version_h.display()));
+        let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+        std::fs::write(
+            out.join("spank_version.rs"),
+            format!("/// The Slurm release built against.\nconst SLURM_VERSION_NUMBER: u32 = {number};\n"),
+        )
+        .expect("cannot write the SPANK plugin's version");
+        cc::Build::new()
+            .file("c_shim/spank_fairmatch.c")
+            .include(&src)
+            .flag("-Werror=implicit-function-declaration")
+            .flag("-Werror=incompatible-pointer-types")
+            .compile("fairmatch_spank");
+    }
 }
 
 #[cfg(feature = "plugin")]

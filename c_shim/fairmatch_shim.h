@@ -76,6 +76,9 @@ typedef struct {
 	const char *account;
 	const char *name;
 	const char *comment;
+	/* The hint the job's sbatch options gave (fairmatch's SPANK
+	 * plugin: FAIRMATCH_HINT in its SPANK environment), or NULL. */
+	const char *hint_option;
 	double time_limit;       /* seconds; < 0 when the job has none */
 	/* Pending: the partitions Slurm's own limits let it start in now,
 	 * comma-separated, in the user's order. Running: as submitted. */

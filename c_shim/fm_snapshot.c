@@ -439,6 +439,23 @@ static void _copy_shares(job_record_t *job_ptr, fm_job_t *j)
 	assoc_mgr_unlock(&locks);
 }
 
+/* FAIRMATCH_HINT in the job's SPANK environment (the last one, should a
+ * client have sent it twice), or NULL. Users can set it through the API
+ * too, so Rust parses it as it parses a comment. */
+static const char *_hint_option(job_record_t *job_ptr)
+{
+	static const char name[] = "FAIRMATCH_HINT=";
+	const char *found = NULL;
+	if (!job_ptr->spank_job_env)
+		return NULL;
+	for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++) {
+		const char *e = job_ptr->spank_job_env[i];
+		if (e && !strncmp(e, name, sizeof(name) - 1))
+			found = e + sizeof(name) - 1;
+	}
+	return found ? _keep(found) : NULL;
+}
+
 static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 {
 	j->job_id = job_ptr->job_id;
@@ -447,6 +464,7 @@ static void _copy_job(job_record_t *job_ptr, fm_job_t *j)
 	j->account = _keep(job_ptr->account);
 	j->name = _keep(job_ptr->name);
 	j->comment = _keep(job_ptr->comment);
+	j->hint_option = _hint_option(job_ptr);
 	j->time_limit = _limit_seconds(job_ptr);
 	j->cpus = job_ptr->details ? job_ptr->details->min_cpus : 1;
 	char type[FM_TEXT];

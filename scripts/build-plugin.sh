@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds the Slurm plugin: target/plugin/sched_fairmatch.so.
+# Builds the Slurm plugins: target/plugin/sched_fairmatch.so, and
+# target/plugin/spank_fairmatch.so, which adds the hint options to sbatch,
+# salloc and srun (plugstack.conf: docs/operations.md).
 #
 #   SLURM_SRC_DIR=/path/to/configured/slurm scripts/build-plugin.sh
 #   scripts/build-plugin.sh 24.11     # target/plugin/24.11/sched_fairmatch.so
@@ -52,4 +54,10 @@ mkdir -p "$out"
 # A new inode: a slurmctld still running the old file keeps its mapping.
 cp "$target/release/libfairmatch.so" "$out/sched_fairmatch.so.new"
 mv -f "$out/sched_fairmatch.so.new" "$out/sched_fairmatch.so"
+# The SPANK plugin is a cdylib of its own (another plugin_type), in a
+# target directory of its own so that neither build undoes the other.
+CARGO_TARGET_DIR=$target/spank cargo rustc --release --locked --lib --crate-type cdylib \
+    --no-default-features --features spank -- -C link-arg=-Wl,-z,lazy
+cp "$target/spank/release/libfairmatch.so" "$out/spank_fairmatch.so.new"
+mv -f "$out/spank_fairmatch.so.new" "$out/spank_fairmatch.so"
 echo "$out/sched_fairmatch.so"

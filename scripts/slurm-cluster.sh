@@ -16,7 +16,9 @@
 # Options for start:
 #   --sched TYPE        SchedulerType (default sched/fairmatch)
 #   --plugin-dir D      directory holding sched_fairmatch.so (prepended to
-#                       Debian's plugin directory)
+#                       Debian's plugin directory); when it holds
+#                       spank_fairmatch.so too, DIR/plugstack.conf loads it,
+#                       so sbatch, salloc and srun take --fm-runtime
 #   --cpu-nodes N --cpus C     CPU nodes and CPUs per CPU node (2, 4)
 #   --gpu-nodes N --gpus G     GPU nodes and GPUs per GPU node (2, 2)
 #   --gpu-node-cpus C          CPUs per GPU node (default: G)
@@ -298,6 +300,10 @@ if [ -n "$memory" ]; then
 fi
 [ -n "$slurmd_timeout" ] && sed -i "s/^SlurmdTimeout=.*/SlurmdTimeout=$slurmd_timeout/" "$dir/slurm.conf"
 [ -n "$cred_expire" ] && echo "AuthInfo=cred_expire=$cred_expire" >> "$dir/slurm.conf"
+if [ -n "$plugin_dir" ] && [ -f "$plugin_dir/spank_fairmatch.so" ]; then
+    echo "optional $(cd "$plugin_dir" && pwd)/spank_fairmatch.so" > "$dir/plugstack.conf"
+    echo "PlugStackConfig=$dir/plugstack.conf" >> "$dir/slurm.conf"
+fi
 for line in "${conf_lines[@]}"; do echo "$line" >> "$dir/slurm.conf"; done
 [ -z "$sched_params" ] && sed -i '/^SchedulerParameters=$/d' "$dir/slurm.conf"
 [ -n "$shards" ] && sed -i 's/^GresTypes=gpu$/GresTypes=gpu,shard/' "$dir/slurm.conf"

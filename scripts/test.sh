@@ -49,6 +49,12 @@ export SLURM_SRC_DIR
 step "cargo clippy (the plugin layer, as built for slurmctld)"
 cargo clippy --lib --no-default-features --features plugin --locked -- -D warnings
 
+step "the SPANK plugin: clippy and its unit tests (as built for sbatch)"
+CARGO_TARGET_DIR=target/spank cargo clippy --lib --no-default-features --features spank \
+    --locked -- -D warnings
+CARGO_TARGET_DIR=target/spank cargo test --lib --no-default-features --features spank \
+    --locked -- spank::
+
 step "build the plugin"
 scripts/build-plugin.sh
 

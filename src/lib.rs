@@ -44,3 +44,9 @@ pub mod policy;
 pub mod sim;
 pub mod slurm;
 pub mod solver;
+#[cfg(feature = "spank")]
+pub mod spank;
+
+// Each cdylib is one Slurm plugin, and both define `plugin_name`.
+#[cfg(all(feature = "plugin", feature = "spank"))]
+compile_error!("build the `plugin` and `spank` features apart (scripts/build-plugin.sh)");

@@ -153,6 +153,7 @@ unsafe fn job(j: &raw::fm_job_t, names: &[String]) -> JobInfo {
         account: text(j.account),
         name: text(j.name),
         comment: text(j.comment),
+        hint_option: (!j.hint_option.is_null()).then(|| text(j.hint_option)),
         time_limit: (j.time_limit >= 0.0).then_some(j.time_limit),
         partitions: text(j.partitions)
             .split(',')

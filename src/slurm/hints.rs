@@ -13,6 +13,13 @@
 //! `preemptible` opts the job in to preemption (docs/operations.md).
 //! Whatever is wrong with a hint is reported as a problem and that flavor
 //! falls back; a hint never fails a job.
+//!
+//! The same body can come as an sbatch, salloc or srun option, through
+//! fairmatch's SPANK plugin (`--fm-runtime=gpu=20m,cpu=3h`,
+//! `--fm-preemptible`). The plugin refuses a malformed value at submission
+//! ([`check_option`]) and hands the rest to slurmctld in the job's SPANK
+//! environment as [`OPTION_ENV`]; there the option wins over the comment
+//! ([`of_job`]).
 
 /// Comments longer than this are not parsed at all: a hint is short, and a
 /// huge comment must not cost slurmctld time or memory.
@@ -24,6 +31,13 @@ pub const MARKER: &str = "fairmatch:";
 
 /// The word in a hint by which a job opts in to preemption.
 pub const PREEMPTIBLE: &str = "preemptible";
+
+/// The variable of a job's SPANK environment that carries the hint its
+/// options gave: the body of a hint, without the marker.
+pub const OPTION_ENV: &str = "FAIRMATCH_HINT";
+
+/// The longest hint option passed on (the same bound as a comment's).
+pub const MAX_OPTION_BYTES: usize = MAX_COMMENT_BYTES;
 
 /// What a job's comment said about its run times.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -66,13 +80,87 @@ pub fn parse(comment: &str, keys: &[&str]) -> Hint {
     let Some(at) = comment.find(MARKER) else {
         return hint;
     };
-    hint.present = true;
-    let body = &comment[at + MARKER.len()..];
+    parse_body(&comment[at + MARKER.len()..], keys, &mut hint);
+    hint
+}
+
+/// The hint of a job: its options' (`option`, from [`OPTION_ENV`]) when
+/// it has one, else its comment's. A comment's hint beside an option is
+/// not read, and the problems say so, as a job's Reason shows them.
+pub fn of_job(comment: &str, option: Option<&str>, keys: &[&str]) -> Hint {
+    let Some(option) = option else {
+        return parse(comment, keys);
+    };
+    let mut hint = Hint::default();
+    if option.len() > MAX_OPTION_BYTES {
+        hint.problems.push(format!(
+            "--fm-runtime is {} bytes, over the {MAX_OPTION_BYTES}-byte limit; hint ignored",
+            option.len()
+        ));
+        return hint;
+    }
+    parse_body(option, keys, &mut hint);
+    if comment.contains(MARKER) {
+        hint.problems
+            .push("the --fm-runtime option was given, so the comment's hint is not read".into());
+    }
+    hint
+}
+
+/// Checks a hint option's value as the SPANK plugin does at submission,
+/// before any partition is known: every item is the word `preemptible` or
+/// `key=duration` with a key that could name a flavor. Err names the
+/// first bad item and what is wrong with it.
+pub fn check_option(value: &str) -> Result<(), String> {
+    if value.len() > MAX_OPTION_BYTES {
+        return Err(format!(
+            "{} bytes, over the {MAX_OPTION_BYTES}-byte limit",
+            value.len()
+        ));
+    }
     let mut any = false;
-    for item in body.split(|c: char| c.is_whitespace() || c == ',' || c == ';') {
-        if item.is_empty() {
+    for item in items(value) {
+        any = true;
+        if item.eq_ignore_ascii_case(PREEMPTIBLE) {
             continue;
         }
+        let Some((key, duration)) = item.split_once('=') else {
+            return Err(format!(
+                "'{}' is not flavor=duration (e.g. gpu=20m)",
+                shorten(item)
+            ));
+        };
+        let key_ok = !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.:+".contains(c));
+        if !key_ok {
+            return Err(format!(
+                "'{}' is not a partition or GPU type name",
+                shorten(key)
+            ));
+        }
+        parse_duration(duration).map_err(|e| format!("{key}: {e}"))?;
+    }
+    if any {
+        Ok(())
+    } else {
+        Err("empty: give flavor=duration pairs, e.g. gpu=20m,cpu=3h".into())
+    }
+}
+
+/// The items of a hint's body: split at spaces, commas and semicolons.
+fn items(body: &str) -> impl Iterator<Item = &str> {
+    body.split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .filter(|item| !item.is_empty())
+}
+
+/// Reads a hint's body (after the marker, or an option's value) into
+/// `hint`.
+fn parse_body(body: &str, keys: &[&str], hint: &mut Hint) {
+    hint.present = true;
+    let mut any = false;
+    for item in items(body) {
         any = true;
         if item.eq_ignore_ascii_case(PREEMPTIBLE) {
             hint.preemptible = true;
@@ -97,9 +185,8 @@ pub fn parse(comment: &str, keys: &[&str]) -> Hint {
         }
     }
     if !any {
-        hint.problems.push("empty hint after 'fairmatch:'".into());
+        hint.problems.push("empty hint".into());
     }
-    hint
 }
 
 /// Parses `1h30m`, `20m`, `90s`, `2.5s`, `1d`: seconds, at most a year.
@@ -209,5 +296,38 @@ mod tests {
         assert!(h.problems[0].contains("limit"));
         let h = parse("fairmatch:", FLAVORS);
         assert!(h.problems[0].contains("empty"));
+    }
+
+    #[test]
+    fn an_option_wins_over_the_comment_and_says_so() {
+        let h = of_job("fairmatch: gpu=1h", Some("gpu=20m,cpu=3h"), FLAVORS);
+        assert_eq!(h.estimate("gpu"), Some(1200.0));
+        assert_eq!(h.estimate("cpu"), Some(10800.0));
+        assert_eq!(h.problems.len(), 1, "{h:?}");
+        assert!(h.problems[0].contains("comment's hint is not read"));
+        let h = of_job("my tag", Some("preemptible"), FLAVORS);
+        assert!(h.preemptible && h.present && h.problems.is_empty(), "{h:?}");
+        assert_eq!(
+            of_job("fairmatch: gpu=1h", None, FLAVORS).estimate("gpu"),
+            Some(3600.0)
+        );
+        let h = of_job("", Some("tpu=1h"), FLAVORS);
+        assert!(h.problems[0].contains("unknown flavor 'tpu'"), "{h:?}");
+    }
+
+    #[test]
+    fn a_malformed_option_is_refused_with_its_bad_part_named() {
+        assert_eq!(check_option("gpu=20m,cpu=3h"), Ok(()));
+        assert_eq!(check_option("gpu:a100=20m preemptible"), Ok(()));
+        assert_eq!(check_option("PREEMPTIBLE"), Ok(()));
+        let bad = |v: &str| check_option(v).unwrap_err();
+        assert!(bad("gpu=20m,cpu").contains("'cpu' is not flavor=duration"));
+        assert!(bad("gpu=20x").contains("gpu: bad duration '20x'"));
+        assert!(bad("gpu=-5m").contains("negative"));
+        assert!(bad("gpu=20").contains("lacks a unit"));
+        assert!(bad("=20m").contains("not a partition"));
+        assert!(bad("g$pu=20m").contains("'g$pu' is not a partition"));
+        assert!(bad(" , ").contains("empty"));
+        assert!(bad(&"gpu=1m,".repeat(1000)).contains("limit"));
     }
 }

@@ -330,7 +330,7 @@ impl Planner {
                     if self.refused.contains_key(&job.job_id) || job.checked == Checked::Blocked {
                         vec![None; model.flavors.len()]
                     } else {
-                        let hint = hints::parse(&job.comment, &keys);
+                        let hint = hints::of_job(&job.comment, job.hint_option.as_deref(), &keys);
                         estimates::of_job(
                             &model,
                             job,
@@ -454,7 +454,7 @@ impl Planner {
         let hints: Vec<Hint> = snap
             .pending
             .iter()
-            .map(|j| hints::parse(&j.comment, &keys))
+            .map(|j| hints::of_job(&j.comment, j.hint_option.as_deref(), &keys))
             .collect();
         let estimates: Vec<Estimates> = snap
             .pending
@@ -692,13 +692,15 @@ impl Planner {
         model: &SlotModel,
     ) -> Option<String> {
         let fell_back = est.iter().flatten().any(|(_, s)| *s != Source::Hint);
-        if !fell_back || self.noted.contains(&job.job_id) {
+        if (!fell_back && hint.problems.is_empty()) || self.noted.contains(&job.job_id) {
             return None;
         }
         self.noted.insert(job.job_id);
         let mut why = hint.problems.clone();
         if !hint.present && why.is_empty() {
-            why.push("no 'fairmatch: flavor=duration' hint in the comment".into());
+            why.push(
+                "no 'fairmatch: flavor=duration' hint in the comment, nor --fm-runtime".into(),
+            );
         }
         if why.is_empty() {
             why.push("hint names only some of the job's partitions".into());

@@ -235,6 +235,10 @@ pub struct JobInfo {
     pub name: String,
     /// The job's comment, where users give runtime hints.
     pub comment: String,
+    /// The hint its sbatch options gave (`--fm-runtime`,
+    /// `--fm-preemptible`), from its SPANK environment: it wins over the
+    /// comment's.
+    pub hint_option: Option<String>,
     /// The job's time limit in seconds, if it has one.
     pub time_limit: Option<f64>,
     /// Pending jobs: the partitions Slurm's limits let it start in now.
@@ -318,6 +322,7 @@ impl JobInfo {
             account: "acct".into(),
             name: "train".into(),
             comment: comment.into(),
+            hint_option: None,
             time_limit: None,
             partitions: partitions.iter().map(|&p| p.into()).collect(),
             cpus: 1,

@@ -199,7 +199,7 @@ impl<'s> SnapshotView<'s> {
             if slots.is_empty() {
                 continue;
             }
-            let hint = hints::parse(&job.comment, &keys);
+            let hint = hints::of_job(&job.comment, job.hint_option.as_deref(), &keys);
             let est = planner.estimates(model, job, &hint);
             let start = remembered.map_or(place.start, |(t, _)| t);
             let length = est[flavor].map_or(planner.default_runtime(), |(s, _)| s);

@@ -7,6 +7,7 @@ mod bench;
 mod gang_preemption;
 mod gpu_requests;
 mod harness;
+mod hint_options;
 mod learned_state;
 mod multi_node;
 mod preemption;

@@ -53,20 +53,20 @@ fn cluster(sched: &str) -> Cluster {
 fn submit(c: &Cluster, opted: f64, signal: Option<&str>) -> Jobs {
     let begin = (now() + 4.0).ceil();
     let at = |dt: f64| format!("--begin={}", harness::local_time(begin + dt));
-    let job = |dt: f64, t: f64, extra: &[&str], hint: &str| {
+    // The opted-in job gives its hint as options (--fm-preemptible), the
+    // others in their comments.
+    let job = |dt: f64, t: f64, extra: &[&str], opted: bool| {
         let at = at(dt);
-        let comment = format!("fairmatch: cpu={t}s{hint}");
+        let comment = format!("fairmatch: cpu={t}s");
+        let runtime = format!("--fm-runtime=cpu={t}s");
+        let hint = if opted {
+            [runtime.as_str(), "--fm-preemptible"]
+        } else {
+            ["--comment", comment.as_str()]
+        };
         let args = [
-            &[
-                "--requeue",
-                "-p",
-                "cpu",
-                "-t",
-                "2",
-                "--comment",
-                &comment,
-                &at,
-            ],
+            &["--requeue", "-p", "cpu", "-t", "2", &at],
+            &hint[..],
             extra,
         ]
         .concat();
@@ -75,9 +75,9 @@ fn submit(c: &Cluster, opted: f64, signal: Option<&str>) -> Jobs {
     let signal = signal.map(|s| format!("--signal={s}"));
     let extra: Vec<&str> = signal.iter().map(String::as_str).collect();
     let jobs = Jobs {
-        opted: job(0.0, opted, &extra, " preemptible"),
-        other: job(0.0, OTHER, &[], ""),
-        overdue: job(2.0, OVERDUE, &[], ""),
+        opted: job(0.0, opted, &extra, true),
+        other: job(0.0, OTHER, &[], false),
+        overdue: job(2.0, OVERDUE, &[], false),
         eligible: begin + 2.0,
     };
     assert!(
