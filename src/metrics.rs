@@ -27,6 +27,9 @@ pub struct JobOutcome {
     pub longest_wait: f64,
     /// How many times it was preempted.
     pub preemptions: u32,
+    /// The first start a planning policy forecast for it while it waited
+    /// (`Policy::forecast`); `None` if it was never forecast.
+    pub forecast: Option<f64>,
 }
 
 impl JobOutcome {
@@ -115,6 +118,9 @@ pub struct Metrics {
     pub rho_max: f64,
     /// Jobs that waited longer than the starvation bound at a stretch.
     pub starved: usize,
+    /// How well the policy's forecasts foretold the starts of the jobs
+    /// that waited.
+    pub forecasts: ForecastAccuracy,
     /// Mean slowdown per user index; `None` for users with no jobs.
     pub per_user_slowdown: Vec<Option<f64>>,
     /// Per flavor, [`SERIES_POINTS`] equal spans from the first arrival to
@@ -207,9 +213,51 @@ pub fn compute(
             .iter()
             .filter(|o| o.longest_wait > starvation_bound)
             .count(),
+        forecasts: ForecastAccuracy::of(outcomes),
         per_user_slowdown,
         utilization_series: utilization_series(outcomes, slots, first, makespan),
         wait_series: wait_series(outcomes, first),
+    }
+}
+
+/// The first forecast start of each job that waited, against its start.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ForecastAccuracy {
+    /// Jobs that did not start when they arrived.
+    pub waited: usize,
+    /// Of those, the jobs that had a forecast before they started.
+    pub forecast: usize,
+    /// Median and 90th percentile (nearest rank) of `|start - forecast|`
+    /// over the jobs that had one; 0 when none had.
+    pub median_error: f64,
+    /// See [`ForecastAccuracy::median_error`].
+    pub p90_error: f64,
+}
+
+impl ForecastAccuracy {
+    fn of(outcomes: &[JobOutcome]) -> Self {
+        let waited: Vec<&JobOutcome> = outcomes.iter().filter(|o| o.start > o.arrival).collect();
+        let mut errors: Vec<f64> = waited
+            .iter()
+            .filter_map(|o| o.forecast.map(|f| (o.start - f).abs()))
+            .collect();
+        errors.sort_by(f64::total_cmp);
+        ForecastAccuracy {
+            waited: waited.len(),
+            forecast: errors.len(),
+            median_error: percentile(&errors, 0.5),
+            p90_error: percentile(&errors, 0.9),
+        }
+    }
+
+    /// The share of the jobs that waited that had a forecast (1 when none
+    /// waited).
+    pub fn coverage(&self) -> f64 {
+        if self.waited == 0 {
+            1.0
+        } else {
+            self.forecast as f64 / self.waited as f64
+        }
     }
 }
 
@@ -328,6 +376,7 @@ mod tests {
             isolated: 20.0,
             longest_wait: start - arrival,
             preemptions: 0,
+            forecast: None,
         };
         let m = compute(
             &[o(0, 0.0, 0.0, 10.0), o(1, 0.0, 10.0, 20.0)],
@@ -377,6 +426,7 @@ mod tests {
             isolated: 70.0,
             longest_wait: 30.0,
             preemptions: 2,
+            forecast: None,
         };
         let m = compute(&[preempted], &[70.0], &[1], 1, 20.0);
         assert_eq!(m.avg_wait, 0.0);
@@ -411,6 +461,7 @@ mod tests {
             isolated: 1.0,
             longest_wait: start,
             preemptions: 0,
+            forecast: None,
         };
         let m = compute(&[o(0.0, 25.0), o(0.0, 100.0)], &[125.0], &[2], 1, 1e9);
         let s = &m.utilization_series[0];

@@ -35,6 +35,10 @@ struct CsvRow<'a> {
     p99_wait: f64,
     starved: usize,
     preemptions: u64,
+    waited: usize,
+    forecast: usize,
+    forecast_median_error: f64,
+    forecast_p90_error: f64,
     jain: f64,
     rho_mean: f64,
     rho_max: f64,
@@ -119,6 +123,10 @@ pub fn run(mut args: CompareArgs) -> Result<(), CliError> {
                 p99_wait: r.p99_wait,
                 starved: r.starved,
                 preemptions: r.preemptions,
+                waited: r.waited,
+                forecast: r.forecast,
+                forecast_median_error: r.forecast_median_error,
+                forecast_p90_error: r.forecast_p90_error,
                 jain: r.jain,
                 rho_mean: r.rho_mean,
                 rho_max: r.rho_max,
@@ -190,10 +198,49 @@ fn render(name: &str, runs: &[RunReport], best: f64) -> String {
         })
         .collect();
     table::grid(&mut out, &header, &rows);
+    forecasts(&mut out, &order);
     let _ = writeln!(
         out,
         "\nWaits are the longest at a stretch (arrival to start, or preemption to restart); a job waiting over {} s counts as starved. rho: JCT over the time alone on a 1/N share (Themis).",
         runs.first().map_or(0.0, |r| r.starvation_bound)
     );
     out
+}
+
+/// The start-time forecasts of the policies that make them: how many of
+/// the jobs that waited had one, and how far off they were.
+fn forecasts(out: &mut String, runs: &[&RunReport]) {
+    let planning: Vec<&&RunReport> = runs.iter().filter(|r| r.forecast > 0).collect();
+    if planning.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nStart-time forecasts (each job's first, while it waited; estimates as the runs had them):\n"
+    );
+    let header: Vec<String> = [
+        "policy",
+        "waited",
+        "forecast",
+        "share",
+        "median |error|",
+        "p90 |error|",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = planning
+        .iter()
+        .map(|r| {
+            vec![
+                r.label.clone(),
+                r.waited.to_string(),
+                r.forecast.to_string(),
+                format!("{:.1}%", 100.0 * r.forecast as f64 / r.waited.max(1) as f64),
+                format!("{:.1}", r.forecast_median_error),
+                format!("{:.1}", r.forecast_p90_error),
+            ]
+        })
+        .collect();
+    table::grid(out, &header, &rows);
 }

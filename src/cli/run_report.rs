@@ -43,6 +43,14 @@ pub(super) struct RunReport {
     /// Jobs that waited longer than `starvation_bound`.
     pub starved: usize,
     pub per_user_slowdown: BTreeMap<String, f64>,
+    /// Jobs that did not start on arrival; of those, the ones the policy
+    /// forecast a start for before they started (only planning policies
+    /// do), and the median and 90th percentile of `|start - forecast|`
+    /// over them, with the first forecast each got.
+    pub waited: usize,
+    pub forecast: usize,
+    pub forecast_median_error: f64,
+    pub forecast_p90_error: f64,
     /// Per flavor: the share of its slots busy in each of 50 equal spans
     /// from the first arrival to the last finish.
     pub utilization_series: BTreeMap<String, Vec<f64>>,
@@ -123,6 +131,10 @@ impl RunReport {
             rho_max: m.rho_max,
             starvation_bound: 0.0,
             starved: m.starved,
+            waited: m.forecasts.waited,
+            forecast: m.forecasts.forecast,
+            forecast_median_error: m.forecasts.median_error,
+            forecast_p90_error: m.forecasts.p90_error,
             per_user_slowdown: users
                 .iter()
                 .zip(&m.per_user_slowdown)

@@ -165,6 +165,19 @@ pub struct Start {
     pub machine: usize,
 }
 
+/// Where and when a policy's plan expects a job it did not start to
+/// start, if nothing else changes (no job arrives, every run takes its
+/// estimate).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Forecast {
+    /// The job, a [`PendingJob::id`].
+    pub job: usize,
+    /// When, on the view's clock ([`View::now`]).
+    pub at: f64,
+    /// On which flavor.
+    pub flavor: usize,
+}
+
 /// A scheduling policy. `decide` may keep state between calls (AlloX does
 /// not; learning policies will), so it takes `&mut self`.
 pub trait Policy {
@@ -187,6 +200,13 @@ pub trait Policy {
     /// ends: a round's end, or a job crossing a priority threshold.
     fn wake_at(&self, _view: &View<'_>) -> Option<f64> {
         None
+    }
+
+    /// Planning policies: the jobs their last [`Policy::decide`] planned
+    /// but did not start, with when and where, from the plan it made
+    /// anyway (no second solve). Jobs it did not place have none.
+    fn forecast(&self) -> &[Forecast] {
+        &[]
     }
 }
 

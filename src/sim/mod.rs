@@ -232,6 +232,9 @@ struct Sim<'a> {
     /// Per job, the share of its work left, and when it first started.
     remaining: Vec<f64>,
     first_start: Vec<Option<f64>>,
+    /// Per job, the first start a planning policy forecast for it while
+    /// it waited ([`Policy::forecast`]).
+    forecast: Vec<Option<f64>>,
     /// Per job: since when it waits (its arrival, or its last
     /// preemption), its longest wait so far, and its preemptions.
     waiting_since: Vec<f64>,
@@ -356,6 +359,7 @@ impl<'a> Sim<'a> {
             epochs: vec![0; cluster.total_slots()],
             remaining: vec![1.0; n],
             first_start: vec![None; n],
+            forecast: vec![None; n],
             waiting_since: scenario.workload.jobs.iter().map(|j| j.arrival).collect(),
             longest_wait: vec![0.0; n],
             preemptions: vec![0; n],
@@ -515,6 +519,7 @@ impl<'a> Sim<'a> {
                             user: spec.user,
                             arrival: spec.arrival,
                             start: self.first_start[job].unwrap_or(started),
+                            forecast: self.forecast[job],
                             finish: now,
                             longest_wait: self.longest_wait[job],
                             preemptions: self.preemptions[job],
@@ -761,6 +766,7 @@ impl<'a> Sim<'a> {
                 last_view: Cell::new(0.0),
             },
         )?;
+        self.note_forecasts(policy);
         if let Some(t) = self.with_view(now, |view| policy.wake_at(view)) {
             let queued = self.next_wake.is_some_and(|w| w > now && w <= t);
             if t > now && t <= MAX_CLOCK && !queued {
@@ -775,6 +781,21 @@ impl<'a> Sim<'a> {
     /// Starts one job on `machines`, one [`Start`] each: all idle, of one
     /// flavor the job fits and can run on, `width.per_node` on each of
     /// `width.nodes` nodes.
+    /// Keeps the first forecast of each job that has not started yet: the
+    /// start a user would be shown on first asking.
+    fn note_forecasts(&mut self, policy: &dyn Policy) {
+        for f in policy.forecast() {
+            let job = f.job;
+            if job < self.forecast.len()
+                && self.forecast[job].is_none()
+                && self.first_start[job].is_none()
+                && f.at.is_finite()
+            {
+                self.forecast[job] = Some(f.at);
+            }
+        }
+    }
+
     fn start(&mut self, now: f64, job: usize, machines: &[usize]) -> Result<(), SimError> {
         let invalid = |why| {
             Err(SimError::InvalidStart {

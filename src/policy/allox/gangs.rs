@@ -31,7 +31,9 @@
 
 use super::{candidates, eligible_count, ranked_users, Allox};
 use crate::policy::gang_plan::{self, PlanJob, PlanNode, SEARCHED_JOBS, SEARCH_BUDGET};
-use crate::policy::{by_arrival, usage_scores, IdMap, PendingJob, PolicyError, Start, View};
+use crate::policy::{
+    by_arrival, usage_scores, Forecast, IdMap, PendingJob, PolicyError, Start, View,
+};
 
 /// Jobs that cannot start now and still hold a reservation.
 pub const RESERVATIONS: usize = 8;
@@ -171,6 +173,21 @@ impl Allox {
             gang_plan::improved_order(nodes, flavors, &head_jobs, head_order, SEARCH_BUDGET);
         order.extend(improved.into_iter().map(|(i, f)| (rest[i].0, f)));
         order.extend(rest[head..].iter().copied());
+        if !self.by_class {
+            // The serial schedule of the whole order: when each job the
+            // plan does not start now would start.
+            let schedule = gang_plan::schedule_all(nodes, flavors, &jobs, &order);
+            self.forecast = schedule
+                .iter()
+                .zip(&order)
+                .filter(|(p, _)| p.start > 0.0 && p.start.is_finite())
+                .map(|(p, &(_, flavor))| Forecast {
+                    job: candidates[p.job].id,
+                    at: view.now + p.start,
+                    flavor,
+                })
+                .collect();
+        }
         let mut placements = gang_plan::start_now(nodes, flavors, &jobs, &order, self.reservations);
         // A one-slot job's reservation holds nothing from the classes
         // below: it waits for a busy machine it prefers.

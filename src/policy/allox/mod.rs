@@ -37,7 +37,8 @@ use self::candidates::CandidateRule;
 use self::warm_plan::{WarmPlan, WarmSlot};
 use super::priority_classes;
 use super::{
-    by_arrival, job_share, usage_scores, IdMap, PendingJob, Policy, PolicyError, Start, View,
+    by_arrival, job_share, usage_scores, Forecast, IdMap, PendingJob, Policy, PolicyError, Start,
+    View,
 };
 use crate::solver::{self, Instance, Machine, SolverKind};
 
@@ -95,6 +96,9 @@ pub struct Allox {
     /// reservations, and until when from now: what a priority class
     /// leaves the classes below (`priority_classes`).
     held: Vec<(usize, f64)>,
+    /// The jobs the last decision planned and did not start
+    /// ([`Policy::forecast`]).
+    forecast: Vec<Forecast>,
     /// Running jobs the overdue tier started.
     promoted: IdMap<()>,
 }
@@ -133,6 +137,7 @@ impl Allox {
             cleared_for: IdMap::default(),
             tier_share: overdue::TIER_SHARE,
             held: Vec::new(),
+            forecast: Vec::new(),
             promoted: IdMap::default(),
         })
     }
@@ -246,6 +251,10 @@ impl Policy for Allox {
         Ok(self.preempt_round(view))
     }
 
+    fn forecast(&self) -> &[Forecast] {
+        &self.forecast
+    }
+
     fn wake_at(&self, view: &View<'_>) -> Option<f64> {
         self.preemption?;
         if view.pending.is_empty() {
@@ -257,6 +266,7 @@ impl Policy for Allox {
 
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
         self.check()?;
+        self.forecast.clear();
         if view.pending.is_empty() || !view.machines.iter().any(|m| m.idle) {
             return Ok(Vec::new());
         }
@@ -390,8 +400,40 @@ impl Allox {
                 alpha *= 2.0;
             }
         }
+        if let Some(p) = plan.filter(|_| !self.by_class) {
+            self.forecast = queued_starts(view, &p.queues, &free_in, &by_id);
+        }
         Ok(starts)
     }
+}
+
+/// When each job of `queues` (per machine, in order) starts if every
+/// run before it takes its estimate, from machines free in `free_in`.
+/// (Under several priority classes no forecast is made: a lower class's
+/// plan does not see the work a higher one has queued.)
+fn queued_starts(
+    view: &View<'_>,
+    queues: &[Vec<usize>],
+    free_in: &[f64],
+    by_id: &IdMap<&PendingJob>,
+) -> Vec<Forecast> {
+    let mut out = Vec::new();
+    for (m, queue) in queues.iter().enumerate() {
+        let flavor = view.machines[m].flavor;
+        let mut t = free_in[m];
+        for job in queue {
+            let Some(length) = by_id.get(job).and_then(|j| j.estimates[flavor]) else {
+                break;
+            };
+            out.push(Forecast {
+                job: *job,
+                at: view.now + t,
+                flavor,
+            });
+            t += length;
+        }
+    }
+    out
 }
 
 /// The users with jobs in `left`, least served first: by score, then (equal
@@ -568,6 +610,49 @@ mod tests {
         };
         let starts = Allox::new(0.5).unwrap().decide(&view).unwrap();
         assert_eq!(starts, vec![Start { job: 1, machine: 1 }]);
+    }
+
+    #[test]
+    fn jobs_planned_but_not_started_are_forecast_behind_the_runs_before_them() {
+        // The GPU frees in 2 s and the CPU is idle. Both GPU jobs are far
+        // slower on the CPU, so the plan queues them on the GPU, shortest
+        // first (at 12 s and 13 s), and starts the CPU-only job now.
+        let flavors = flavors();
+        let machines = [
+            MachineView {
+                flavor: 0,
+                node: 0,
+                free_at: 12.0,
+                idle: false,
+            },
+            MachineView {
+                flavor: 1,
+                node: 1,
+                free_at: 10.0,
+                idle: true,
+            },
+        ];
+        let pending = [
+            job(0, 0, Some(3.0), Some(90.0)),
+            job(1, 0, Some(1.0), Some(50.0)),
+            job(2, 1, None, Some(5.0)),
+        ];
+        let view = View {
+            now: 10.0,
+            flavors: &flavors,
+            machines: &machines,
+            pending: &pending,
+            running: &[],
+            user_weights: &[1.0, 1.0],
+            attained: &[],
+        };
+        let mut allox = Allox::new(1.0).unwrap();
+        let starts = allox.decide(&view).unwrap();
+        assert_eq!(starts, vec![Start { job: 2, machine: 1 }]);
+        let mut forecast = allox.forecast().to_vec();
+        forecast.sort_by_key(|f| f.job);
+        let at = |job: usize, at: f64| Forecast { job, at, flavor: 0 };
+        assert_eq!(forecast, vec![at(0, 13.0), at(1, 12.0)]);
     }
 
     #[test]

@@ -20,6 +20,7 @@
 
 use super::{by_arrival, PendingJob, Policy, PolicyError, Start, View};
 use crate::policy::gang_plan::{self, Placement, Schedule};
+use crate::policy::Forecast;
 
 /// Jobs Slurm's backfill tests per cycle by default (`bf_max_job_test`).
 pub const BF_MAX_JOB_TEST: usize = 500;
@@ -41,6 +42,8 @@ pub struct SlurmBackfill {
     interval: f64,
     /// When the last backfill pass ran.
     last_pass: Option<f64>,
+    /// The last pass's reservations: what `squeue --start` shows.
+    reserved: Vec<Forecast>,
 }
 
 impl SlurmBackfill {
@@ -50,6 +53,7 @@ impl SlurmBackfill {
             reservations: 1,
             interval: BF_INTERVAL,
             last_pass: None,
+            reserved: Vec::new(),
         }
     }
 
@@ -59,6 +63,7 @@ impl SlurmBackfill {
             reservations: BF_MAX_JOB_TEST,
             interval: BF_INTERVAL,
             last_pass: None,
+            reserved: Vec::new(),
         }
     }
 
@@ -124,6 +129,7 @@ impl Policy for SlurmBackfill {
             return Ok(Self::main_pass(view));
         }
         self.last_pass = Some(view.now);
+        self.reserved.clear();
         let (nodes, idle) = gang_plan::view_nodes(view);
         let mut free: usize = idle.iter().map(Vec::len).sum();
         let mut schedule = Schedule::new(&nodes, view.flavors.len());
@@ -166,14 +172,23 @@ impl Policy for SlurmBackfill {
                         .then(a.1.total_cmp(&b.1))
                         .then(a.2.cmp(&b.2))
                 });
-            if let Some((t, p, _, on)) = soonest {
+            if let Some((t, p, flavor, on)) = soonest {
                 if t <= BF_WINDOW {
                     schedule.hold(&on, job.width, t, p);
                     reserved += 1;
+                    self.reserved.push(Forecast {
+                        job: job.id,
+                        at: view.now + t,
+                        flavor,
+                    });
                 }
             }
         }
         Ok(gang_plan::starts_now(&placed, &order, &idle))
+    }
+
+    fn forecast(&self) -> &[Forecast] {
+        &self.reserved
     }
 
     fn wake_at(&self, view: &View<'_>) -> Option<f64> {
