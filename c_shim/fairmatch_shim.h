@@ -202,6 +202,9 @@ typedef struct {
 	int32_t for_resources;
 	char note[FM_TEXT];        /* "" or a note for the admin comment */
 	int32_t notice;            /* FM_PREEMPT: signal now, requeue later */
+	/* FM_WAIT: when the plan expects the job to start (seconds since
+	 * the epoch), for its StartTime; 0 = the plan did not place it. */
+	double start_at;
 } fm_decision_t;
 
 #define FM_STARTED 1

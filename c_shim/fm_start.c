@@ -460,6 +460,13 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 			xfree(job_ptr->admin_comment);
 			job_ptr->admin_comment = xstrdup(dec->note);
 		}
+		if (dec->action == FM_WAIT) {
+			/* The plan's expected start, as backfill sets it for
+			 * the jobs it tests (squeue --start); a job the plan
+			 * no longer places has none, not a stale one. */
+			job_ptr->start_time = dec->start_at > 0 ?
+				(time_t) dec->start_at : 0;
+		}
 		if (dec->action != FM_START) {
 			if (dec->for_resources)
 				_set_resources(job_ptr);

@@ -171,15 +171,17 @@ fn a_job_faster_on_cpu_runs_on_cpu_and_waiting_jobs_say_why() {
         .map(|p| p.0)
         .collect();
     assert_eq!(started, vec!["cpu", "cpu"]);
-    // The third waits 20 s for a CPU rather than taking 100 s on the GPU.
+    // The third waits 20 s for a CPU rather than taking 100 s on the GPU,
+    // and says so: where, and from when (its StartTime).
     let third = d.iter().find(|x| x.action == Action::Wait).unwrap();
     assert!(
         third
             .reason
-            .starts_with("fairmatch: queued; cpu=20s (hint) gpu=100s (hint)"),
+            .starts_with("fairmatch: queued for cpu; cpu=20s (hint) gpu=100s (hint)"),
         "{}",
         third.reason
     );
+    assert_eq!(third.start_at, Some(snap.now + 20.0), "{third:?}");
 }
 
 #[test]

@@ -259,6 +259,7 @@ pub fn decision(d: &Decision, out: &mut raw::fm_decision_t) {
     }
     copy(&d.reason, &mut out.reason);
     out.for_resources = i32::from(d.for_resources);
+    out.start_at = d.start_at.unwrap_or(0.0);
     copy(d.note.as_deref().unwrap_or(""), &mut out.note);
 }
 

@@ -35,7 +35,7 @@ use super::window::{self, Ranked};
 use crate::policy::allox::Allox;
 use crate::policy::decision_loop::Driver;
 use crate::policy::decision_loop::{self, NamedService};
-use crate::policy::Policy;
+use crate::policy::{Forecast, Policy};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -487,6 +487,7 @@ impl Planner {
                     })
             })
             .collect();
+        let forecast = forecast_of(self.policy.forecast(), &view, snap.now, model.flavors.len());
         let mut decisions = self.decisions(
             snap,
             &model,
@@ -494,6 +495,7 @@ impl Planner {
             &estimates,
             &waits_for_resources,
             view.starts,
+            &forecast,
         );
         decisions.extend(preemptions);
         decisions
@@ -589,6 +591,7 @@ impl Planner {
         estimates: &[Estimates],
         waits_for_resources: &[bool],
         mut starts: HashMap<usize, Vec<Vec<usize>>>,
+        forecast: &HashMap<usize, (f64, usize)>,
     ) -> Vec<Decision> {
         let mut decisions = Vec::new();
         for (i, job) in snap.pending.iter().enumerate() {
@@ -636,6 +639,7 @@ impl Planner {
                     reason: String::new(),
                     for_resources: false,
                     note: note.clone(),
+                    start_at: None,
                 });
             }
             if slots.is_empty()
@@ -648,6 +652,7 @@ impl Planner {
                     reason: String::new(),
                     for_resources: false,
                     note: None,
+                    start_at: None,
                 });
                 continue;
             }
@@ -657,7 +662,10 @@ impl Planner {
                 let reason = if refused || for_resources {
                     String::new() // Slurm's own reason for the refusal
                 } else {
-                    reasons::wait_reason(model, &hints[i], &estimates[i])
+                    let planned = forecast
+                        .get(&i)
+                        .map(|&(_, f)| model.flavors[f].name.as_str());
+                    reasons::wait_reason(model, &hints[i], &estimates[i], planned)
                 };
                 decisions.push(Decision {
                     job_id: job.job_id,
@@ -665,6 +673,7 @@ impl Planner {
                     reason,
                     for_resources,
                     note: if slots.is_empty() { note } else { None },
+                    start_at: forecast.get(&i).map(|&(at, _)| at),
                 });
             }
         }
@@ -790,6 +799,34 @@ impl PlanMemory for Planner {
 }
 
 /// The decision that preempts running job `job_id`.
+/// The policy's forecasts by pending record: the soonest of its tasks',
+/// not before `now` (a job planned behind a run that overran its estimate
+/// may start any moment), on a flavor this plan still has. The policy
+/// keeps its last plan's between decisions; its ids are stable across
+/// plans, so a cycle in which nothing could start shows the last plan's.
+fn forecast_of(
+    forecast: &[Forecast],
+    view: &SnapshotView<'_>,
+    now: f64,
+    flavors: usize,
+) -> HashMap<usize, (f64, usize)> {
+    let mut out: HashMap<usize, (f64, usize)> = HashMap::new();
+    for f in forecast
+        .iter()
+        .filter(|f| f.flavor < flavors && f.at.is_finite())
+    {
+        let Some(record) = view.pending_record(f.job) else {
+            continue;
+        };
+        let at = f.at.max(now);
+        let entry = out.entry(record).or_insert((at, f.flavor));
+        if at < entry.0 {
+            *entry = (at, f.flavor);
+        }
+    }
+    out
+}
+
 fn preemption(job_id: u32, notice: bool) -> Decision {
     Decision {
         job_id,
@@ -797,6 +834,7 @@ fn preemption(job_id: u32, notice: bool) -> Decision {
         reason: String::new(),
         for_resources: false,
         note: None,
+        start_at: None,
     }
 }
 

@@ -18,13 +18,19 @@ pub(super) fn note(why: &[String], model: &SlotModel, est: &[Option<(f64, Source
     ))
 }
 
-/// Why a job waits: the estimates it is planned with, and its hint's
-/// problems.
-pub(super) fn wait_reason(model: &SlotModel, hint: &Hint, est: &[Option<(f64, Source)>]) -> String {
+/// Why a job waits: the flavor the plan placed it on (`planned`, if it
+/// did), the estimates it is planned with, and its hint's problems.
+pub(super) fn wait_reason(
+    model: &SlotModel,
+    hint: &Hint,
+    est: &[Option<(f64, Source)>],
+    planned: Option<&str>,
+) -> String {
     if est.iter().all(Option::is_none) {
         return "fairmatch: none of the job's partitions has slots".into();
     }
-    let mut reason = format!("fairmatch: queued; {}", describe(model, est));
+    let on = planned.map_or(String::new(), |f| format!(" for {f}"));
+    let mut reason = format!("fairmatch: queued{on}; {}", describe(model, est));
     if !hint.problems.is_empty() {
         reason.push_str("; hint: ");
         reason.push_str(&hint.problems.join("; "));

@@ -547,6 +547,10 @@ pub struct Decision {
     /// Set once per job when its hint had problems or was missing: goes to
     /// the admin comment and the log.
     pub note: Option<String>,
+    /// A wait the plan placed: when it expects the job to start (seconds
+    /// since the epoch, not before the plan's now), Slurm's `StartTime`
+    /// for `squeue --start`.
+    pub start_at: Option<f64>,
 }
 
 #[cfg(test)]
