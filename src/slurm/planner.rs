@@ -488,15 +488,13 @@ impl Planner {
             })
             .collect();
         let forecast = forecast_of(self.policy.forecast(), &view, snap.now, model.flavors.len());
-        let mut decisions = self.decisions(
-            snap,
-            &model,
-            &hints,
-            &estimates,
-            &waits_for_resources,
-            view.starts,
-            &forecast,
-        );
+        let waits = Waits {
+            hints: &hints,
+            estimates: &estimates,
+            for_resources: &waits_for_resources,
+            forecast: &forecast,
+        };
+        let mut decisions = self.decisions(snap, &model, waits, view.starts);
         decisions.extend(preemptions);
         decisions
     }
@@ -582,17 +580,21 @@ impl Planner {
     /// One decision per start (remembered until Slurm's answer comes), and
     /// a wait with its reason for each record with tasks left unstarted:
     /// Slurm's `Resources` where no slot it may use is free
-    /// (`waits_for_resources`), the plan's queue otherwise.
+    /// (`waits.for_resources`), the plan's queue otherwise, with the
+    /// plan's start where it placed the job.
     fn decisions(
         &mut self,
         snap: &Snapshot,
         model: &SlotModel,
-        hints: &[Hint],
-        estimates: &[Estimates],
-        waits_for_resources: &[bool],
+        waits: Waits<'_>,
         mut starts: HashMap<usize, Vec<Vec<usize>>>,
-        forecast: &HashMap<usize, (f64, usize)>,
     ) -> Vec<Decision> {
+        let Waits {
+            hints,
+            estimates,
+            for_resources: waits_for_resources,
+            forecast,
+        } = waits;
         let mut decisions = Vec::new();
         for (i, job) in snap.pending.iter().enumerate() {
             let note = self.note(job, &hints[i], &estimates[i], model);
@@ -799,6 +801,17 @@ impl PlanMemory for Planner {
 }
 
 /// The decision that preempts running job `job_id`.
+/// What the plan knows of each pending record (by index) that decides
+/// how its wait is shown.
+struct Waits<'a> {
+    hints: &'a [Hint],
+    estimates: &'a [Estimates],
+    /// No slot it may use is free.
+    for_resources: &'a [bool],
+    /// [`forecast_of`].
+    forecast: &'a HashMap<usize, (f64, usize)>,
+}
+
 /// The policy's forecasts by pending record: the soonest of its tasks',
 /// not before `now` (a job planned behind a run that overran its estimate
 /// may start any moment), on a flavor this plan still has. The policy
