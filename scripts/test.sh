@@ -109,7 +109,8 @@ step "Slurm 26.05: daemons built from source (cached), then the whole suite"
 # cluster, and 22.05's serves) and the multi-node scenario with its twin
 # (gangs on 26.05 are checked by gpu_requests, which also makes the
 # multi-node scenario beside fairmatch's stream and the typed-GPU table,
-# both policy-only, 22.05's alone), and the gang preemption scenarios
+# both policy-only, 22.05's alone; so are the start times beside
+# backfill's, while the hint options run on both), and the gang preemption scenarios
 # (26.05's requeue is the one-slot preemption scenario's) run on 22.05
 # only, to keep the run near its hour; so do the QOS and partition-tier
 # scenarios and the two fair-share ones (each needs its cluster twice,
@@ -121,7 +122,7 @@ FAIRMATCH_BURST_JOBS=1000 FAIRMATCH_SKIP_REFERENCE=1 e2e_on 26.05 "$prefix" --sk
     --skip g_a_long_job --skip w_a_controller_killed --skip f_side_by_side \
     --skip c_digital_twin --skip multi_node_jobs_beside_backfill \
     --skip gang_preemption:: --skip j_a_multi_node_job_is_not_starved \
-    --skip typed_gpus:: \
+    --skip typed_gpus:: --skip start_times:: \
     --skip y_jobs_of_a_higher_qos --skip z_jobs_of_a_higher_partition \
     --skip u_an_account_that_used --skip u_fair_tree
 

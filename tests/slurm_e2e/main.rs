@@ -16,6 +16,7 @@ mod scale;
 mod shared_cluster;
 mod site_priority;
 mod slurm_rules;
+mod start_times;
 mod typed_gpus;
 mod versions;
 mod waiting_bound;
