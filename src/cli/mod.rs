@@ -9,6 +9,7 @@ mod estimates;
 mod generate;
 mod import;
 mod inputs;
+mod queue;
 mod report;
 mod run_report;
 mod simulate;
@@ -60,6 +61,11 @@ enum Command {
     /// per user and partition, the runs learned and the mean error the
     /// learned estimate had against each run it then saw.
     Estimates(EstimatesArgs),
+    /// The live queue of a cluster as sched/fairmatch plans it, read with
+    /// squeue (any user can run it): each job's flavor, its planned start
+    /// and where each estimate came from. Answers "why is my job not
+    /// running, and when will it".
+    Queue(QueueArgs),
     /// Measure a solver.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -104,6 +110,19 @@ enum ImportFormat {
     Sacct,
     /// The Standard Workload Format (Parallel Workloads Archive).
     Swf,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct QueueArgs {
+    /// Only this user's jobs (squeue -u).
+    #[arg(long)]
+    user: Option<String>,
+    /// Print JSON instead of a table (start: seconds since the epoch).
+    #[arg(long)]
+    json: bool,
+    /// The squeue to run (it reads SLURM_CONF as usual).
+    #[arg(long, default_value = "squeue")]
+    squeue: String,
 }
 
 #[derive(clap::Args, Debug)]
@@ -713,6 +732,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Command::Generate(a) => generate::run(a),
         Command::Estimates(a) => estimates::run(a),
         Command::Import(a) => import::run(a),
+        Command::Queue(a) => queue::run(a),
         Command::Bench(BenchCommand::Solver(a)) => bench::solver(a),
         Command::Bench(BenchCommand::Sim(a)) => bench_sim::run(a),
         Command::Bench(BenchCommand::Gangs(a)) => bench_gangs::run(a),

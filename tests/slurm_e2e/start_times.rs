@@ -115,6 +115,9 @@ fn scenario(sched: &str) -> Forecasts {
         let Ok(id) = id.parse::<u32>() else { continue };
         predicted.insert(id, at.parse::<f64>().ok().filter(|&t| t > 0.0));
     }
+    if sched == "sched/fairmatch" {
+        queue_agrees(&c, &predicted);
+    }
     c.wait_done(&ids, Duration::from_secs(240));
     let mut errors: Vec<f64> = predicted
         .iter()
@@ -164,4 +167,32 @@ fn q_start_times_beside_backfill() {
         fairmatch.median() <= 0.5 * backfill.median() + 1.0,
         "fairmatch {fairmatch:?}, backfill {backfill:?}"
     );
+}
+
+/// `fairmatch queue --json` shows each pending job's start as squeue did
+/// (read a moment later: within a few seconds), and a flavor with
+/// estimates wherever the reason names one.
+fn queue_agrees(c: &Cluster, predicted: &HashMap<u32, Option<f64>>) {
+    let out = run(c
+        .cmd(env!("CARGO_BIN_EXE_fairmatch"))
+        .args(["queue", "--json"]));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("queue --json");
+    let rows = rows.as_array().expect("an array of jobs");
+    let mut pending = 0;
+    for row in rows.iter().filter(|r| r["state"] == "PENDING") {
+        pending += 1;
+        let id: u32 = row["job_id"].as_str().unwrap().parse().unwrap();
+        if let Some(Some(at)) = predicted.get(&id) {
+            let start = row["start"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("no start: {row}"));
+            assert!((start - at).abs() <= 10.0, "{row} against squeue's {at}");
+        }
+        let reason = row["reason"].as_str().unwrap();
+        if reason.starts_with("fairmatch: queued for") {
+            assert!(row["flavor"].is_string(), "{row}");
+            assert!(!row["estimates"].as_array().unwrap().is_empty(), "{row}");
+        }
+    }
+    eprintln!("start times: fairmatch queue listed {pending} pending jobs");
 }
