@@ -204,9 +204,11 @@ pub trait Policy {
 
     /// Planning policies: the jobs their last [`Policy::decide`] planned
     /// but did not start, with when and where, from the plan it made
-    /// anyway (no second solve). Jobs it did not place have none.
-    fn forecast(&self) -> &[Forecast] {
-        &[]
+    /// anyway (no second solve). Jobs it did not place have none. Asked
+    /// once per instant at most, so a policy may keep the plan and work
+    /// the times out here.
+    fn forecast(&self) -> Vec<Forecast> {
+        Vec::new()
     }
 }
 

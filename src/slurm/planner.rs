@@ -487,7 +487,12 @@ impl Planner {
                     })
             })
             .collect();
-        let forecast = forecast_of(self.policy.forecast(), &view, snap.now, model.flavors.len());
+        let forecast = forecast_of(
+            &self.policy.forecast(),
+            &view,
+            snap.now,
+            model.flavors.len(),
+        );
         let waits = Waits {
             hints: &hints,
             estimates: &estimates,

@@ -173,21 +173,6 @@ impl Allox {
             gang_plan::improved_order(nodes, flavors, &head_jobs, head_order, SEARCH_BUDGET);
         order.extend(improved.into_iter().map(|(i, f)| (rest[i].0, f)));
         order.extend(rest[head..].iter().copied());
-        if !self.by_class {
-            // The serial schedule of the whole order: when each job the
-            // plan does not start now would start.
-            let schedule = gang_plan::schedule_all(nodes, flavors, &jobs, &order);
-            self.forecast = schedule
-                .iter()
-                .zip(&order)
-                .filter(|(p, _)| p.start > 0.0 && p.start.is_finite())
-                .map(|(p, &(_, flavor))| Forecast {
-                    job: candidates[p.job].id,
-                    at: view.now + p.start,
-                    flavor,
-                })
-                .collect();
-        }
         let mut placements = gang_plan::start_now(nodes, flavors, &jobs, &order, self.reservations);
         // A one-slot job's reservation holds nothing from the classes
         // below: it waits for a busy machine it prefers.
@@ -204,7 +189,44 @@ impl Allox {
             }
         }
         let starts = gang_plan::starts_now(&placements, candidates, idle);
+        self.gang_forecast = (!self.by_class).then(|| GangForecast {
+            nodes: nodes.to_vec(),
+            flavors,
+            ids: candidates.iter().map(|j| j.id).collect(),
+            jobs,
+            order,
+            now: view.now,
+        });
         Ok(starts)
+    }
+}
+
+/// A gang plan kept for [`crate::policy::Policy::forecast`]: its serial
+/// schedule, worked out only when asked, says when each job it did not
+/// start now would start.
+#[derive(Clone, Debug)]
+pub(super) struct GangForecast {
+    nodes: Vec<PlanNode>,
+    flavors: usize,
+    /// Plan job -> pending job id.
+    ids: Vec<usize>,
+    jobs: Vec<PlanJob>,
+    order: Vec<(usize, usize)>,
+    now: f64,
+}
+
+impl GangForecast {
+    pub(super) fn starts(&self) -> Vec<Forecast> {
+        gang_plan::schedule_all(&self.nodes, self.flavors, &self.jobs, &self.order)
+            .iter()
+            .zip(&self.order)
+            .filter(|(p, _)| p.start > 0.0 && p.start.is_finite())
+            .map(|(p, &(_, flavor))| Forecast {
+                job: self.ids[p.job],
+                at: self.now + p.start,
+                flavor,
+            })
+            .collect()
     }
 }
 

@@ -97,8 +97,10 @@ pub struct Allox {
     /// leaves the classes below (`priority_classes`).
     held: Vec<(usize, f64)>,
     /// The jobs the last decision planned and did not start
-    /// ([`Policy::forecast`]).
+    /// ([`Policy::forecast`]), or the gang plan it made, whose serial
+    /// schedule gives them when asked (not at every decision).
     forecast: Vec<Forecast>,
+    gang_forecast: Option<gangs::GangForecast>,
     /// Running jobs the overdue tier started.
     promoted: IdMap<()>,
 }
@@ -138,6 +140,7 @@ impl Allox {
             tier_share: overdue::TIER_SHARE,
             held: Vec::new(),
             forecast: Vec::new(),
+            gang_forecast: None,
             promoted: IdMap::default(),
         })
     }
@@ -251,8 +254,11 @@ impl Policy for Allox {
         Ok(self.preempt_round(view))
     }
 
-    fn forecast(&self) -> &[Forecast] {
-        &self.forecast
+    fn forecast(&self) -> Vec<Forecast> {
+        match &self.gang_forecast {
+            Some(plan) => plan.starts(),
+            None => self.forecast.clone(),
+        }
     }
 
     fn wake_at(&self, view: &View<'_>) -> Option<f64> {
@@ -267,6 +273,7 @@ impl Policy for Allox {
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
         self.check()?;
         self.forecast.clear();
+        self.gang_forecast = None;
         if view.pending.is_empty() || !view.machines.iter().any(|m| m.idle) {
             return Ok(Vec::new());
         }
@@ -649,7 +656,7 @@ mod tests {
         let mut allox = Allox::new(1.0).unwrap();
         let starts = allox.decide(&view).unwrap();
         assert_eq!(starts, vec![Start { job: 2, machine: 1 }]);
-        let mut forecast = allox.forecast().to_vec();
+        let mut forecast = allox.forecast();
         forecast.sort_by_key(|f| f.job);
         let at = |job: usize, at: f64| Forecast { job, at, flavor: 0 };
         assert_eq!(forecast, vec![at(0, 13.0), at(1, 12.0)]);

@@ -187,8 +187,8 @@ impl Policy for SlurmBackfill {
         Ok(gang_plan::starts_now(&placed, &order, &idle))
     }
 
-    fn forecast(&self) -> &[Forecast] {
-        &self.reserved
+    fn forecast(&self) -> Vec<Forecast> {
+        self.reserved.clone()
     }
 
     fn wake_at(&self, view: &View<'_>) -> Option<f64> {
