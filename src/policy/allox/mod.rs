@@ -25,6 +25,7 @@
 //! of assignments does not change.
 
 pub mod candidates;
+mod forecast;
 mod gangs;
 mod overdue;
 mod preemption;
@@ -407,40 +408,13 @@ impl Allox {
                 alpha *= 2.0;
             }
         }
+        // (Under several priority classes no forecast is made: a lower
+        // class's plan does not see the work a higher one has queued.)
         if let Some(p) = plan.filter(|_| !self.by_class) {
-            self.forecast = queued_starts(view, &p.queues, &free_in, &by_id);
+            self.forecast = forecast::starts(view, &p.queues, &free_in, &left, self.candidate_rule);
         }
         Ok(starts)
     }
-}
-
-/// When each job of `queues` (per machine, in order) starts if every
-/// run before it takes its estimate, from machines free in `free_in`.
-/// (Under several priority classes no forecast is made: a lower class's
-/// plan does not see the work a higher one has queued.)
-fn queued_starts(
-    view: &View<'_>,
-    queues: &[Vec<usize>],
-    free_in: &[f64],
-    by_id: &IdMap<&PendingJob>,
-) -> Vec<Forecast> {
-    let mut out = Vec::new();
-    for (m, queue) in queues.iter().enumerate() {
-        let flavor = view.machines[m].flavor;
-        let mut t = free_in[m];
-        for job in queue {
-            let Some(length) = by_id.get(job).and_then(|j| j.estimates[flavor]) else {
-                break;
-            };
-            out.push(Forecast {
-                job: *job,
-                at: view.now + t,
-                flavor,
-            });
-            t += length;
-        }
-    }
-    out
 }
 
 /// The users with jobs in `left`, least served first: by score, then (equal
