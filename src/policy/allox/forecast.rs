@@ -8,6 +8,7 @@
 //! [`Policy::forecast`]: crate::policy::Policy::forecast
 
 use super::candidates::CandidateRule;
+use crate::model::best_flavor;
 use crate::ordered::TotalF64;
 use crate::policy::{Forecast, IdMap, PendingJob, View};
 use std::cmp::Reverse;
@@ -53,6 +54,8 @@ pub(super) fn starts(
         .collect();
     if rule == CandidateRule::Shortest {
         // Stable: equal ones keep their order of arrival.
+        let fastest =
+            |j: &PendingJob| best_flavor(&j.estimates, view.flavors).map_or(f64::INFINITY, |b| b.1);
         rest.sort_by(|a, b| fastest(a).total_cmp(&fastest(b)));
     }
     for job in rest {
@@ -79,46 +82,15 @@ pub(super) fn starts(
     out
 }
 
-/// A job's shortest estimate.
-fn fastest(job: &PendingJob) -> f64 {
-    job.estimates
-        .iter()
-        .flatten()
-        .copied()
-        .fold(f64::INFINITY, f64::min)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Flavor, Width};
+    use crate::policy::allox::tests::{flavors, job};
     use crate::policy::MachineView;
-
-    fn job(id: usize, gpu: Option<f64>, cpu: Option<f64>) -> PendingJob {
-        PendingJob {
-            id,
-            user: 0,
-            arrival: 0.0,
-            estimates: vec![gpu, cpu],
-            width: Width::ONE,
-            priority: 0,
-        }
-    }
 
     #[test]
     fn jobs_the_cap_kept_out_follow_the_plan_where_they_finish_soonest() {
-        let flavors = vec![
-            Flavor {
-                name: "gpu".into(),
-                slots: 1,
-                per_node: 1,
-            },
-            Flavor {
-                name: "cpu".into(),
-                slots: 1,
-                per_node: 1,
-            },
-        ];
+        let flavors = flavors();
         let machines = [0, 1].map(|flavor| MachineView {
             flavor,
             node: flavor,
@@ -140,9 +112,9 @@ mod tests {
         // (at 14), then job 1 on the CPU (at 12: it ends at 18 there, 20
         // on the GPU).
         let jobs = [
-            job(0, Some(2.0), None),
-            job(1, Some(5.0), Some(6.0)),
-            job(2, Some(1.0), Some(9.0)),
+            job(0, 0, Some(2.0), None),
+            job(1, 0, Some(5.0), Some(6.0)),
+            job(2, 0, Some(1.0), Some(9.0)),
         ];
         let left: Vec<&PendingJob> = jobs.iter().collect();
         let queues = vec![vec![0], vec![]];

@@ -529,7 +529,8 @@ mod tests {
     use crate::model::{Flavor, Width};
     use crate::policy::{usage_scores, MachineView, RunningJob};
 
-    fn flavors() -> Vec<Flavor> {
+    /// A GPU and a CPU flavor of one slot each.
+    pub(super) fn flavors() -> Vec<Flavor> {
         vec![
             Flavor {
                 name: "gpu".into(),
@@ -544,7 +545,8 @@ mod tests {
         ]
     }
 
-    fn job(id: usize, user: usize, gpu: Option<f64>, cpu: Option<f64>) -> PendingJob {
+    /// A one-slot job arrived at 0 with (GPU, CPU) estimates.
+    pub(super) fn job(id: usize, user: usize, gpu: Option<f64>, cpu: Option<f64>) -> PendingJob {
         PendingJob {
             id,
             user,
