@@ -182,6 +182,16 @@ fn a_job_faster_on_cpu_runs_on_cpu_and_waiting_jobs_say_why() {
         third.reason
     );
     assert_eq!(third.start_at, Some(snap.now + 20.0), "{third:?}");
+    // What `fairmatch queue` reads back from it.
+    let read = fairmatch::slurm::reasons::read_wait_reason(&third.reason).unwrap();
+    assert_eq!(read.flavor.as_deref(), Some("cpu"));
+    assert_eq!(
+        read.estimates,
+        vec![
+            ("cpu".to_string(), 20.0, "hint".to_string()),
+            ("gpu".to_string(), 100.0, "hint".to_string())
+        ]
+    );
 }
 
 #[test]

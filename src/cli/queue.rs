@@ -5,6 +5,7 @@
 //! will it".
 
 use super::{table, CliError, QueueArgs};
+use fairmatch::slurm::reasons;
 use serde::Serialize;
 use std::process::Command;
 
@@ -104,47 +105,20 @@ fn parse(text: &str) -> Vec<Row> {
         .collect()
 }
 
-/// The flavor and estimates in a reason the plugin wrote:
-/// `fairmatch: queued for gpu:a100; cpu=30s (hint) gpu:a100=10s (history)`.
+/// The flavor and estimates in a reason the plugin wrote
+/// ([`reasons::read_wait_reason`]).
 fn planned(reason: &str) -> (Option<String>, Vec<Estimate>) {
-    let Some(rest) = reason.strip_prefix("fairmatch: queued") else {
-        return (None, Vec::new());
-    };
-    let (head, tail) = rest.split_once(';').unwrap_or((rest, ""));
-    let flavor = head
-        .trim()
-        .strip_prefix("for ")
-        .map(|f| f.trim().to_string());
-    let listed = tail.split(';').next().unwrap_or("");
-    let mut estimates = Vec::new();
-    let mut words = listed.split_whitespace().peekable();
-    while let Some(word) = words.next() {
-        let Some((name, seconds)) = word.split_once('=') else {
-            continue;
-        };
-        let Ok(seconds) = seconds.trim_end_matches('s').parse::<f64>() else {
-            continue;
-        };
-        // The source: one parenthesised group, maybe of several words.
-        let mut source = Vec::new();
-        if words.peek().is_some_and(|w| w.starts_with('(')) {
-            for w in words.by_ref() {
-                source.push(w);
-                if w.ends_with(')') {
-                    break;
-                }
-            }
-        }
-        estimates.push(Estimate {
-            flavor: name.into(),
+    let read = reasons::read_wait_reason(reason).unwrap_or_default();
+    let estimates = read
+        .estimates
+        .into_iter()
+        .map(|(flavor, seconds, source)| Estimate {
+            flavor,
             seconds,
-            source: source
-                .join(" ")
-                .trim_matches(|c| c == '(' || c == ')')
-                .into(),
-        });
-    }
-    (flavor, estimates)
+            source,
+        })
+        .collect();
+    (read.flavor, estimates)
 }
 
 fn render(rows: &[Row]) -> String {

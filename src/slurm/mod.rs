@@ -12,7 +12,7 @@ pub mod hostlist;
 pub mod planner;
 mod preempting;
 pub mod priority;
-mod reasons;
+pub mod reasons;
 pub mod saved_state;
 pub mod shapes;
 mod shared_gpus;
