@@ -108,9 +108,9 @@ pub fn of_job(comment: &str, option: Option<&str>, keys: &[&str]) -> Hint {
 }
 
 /// Checks a hint option's value as the SPANK plugin does at submission,
-/// before any partition is known: every item is the word `preemptible` or
-/// `key=duration` with a key that could name a flavor. Err names the
-/// first bad item and what is wrong with it.
+/// before any partition is known: the grammar slurmctld reads it with,
+/// with any key that could name a flavor. Err names the first bad item
+/// and what is wrong with it.
 pub fn check_option(value: &str) -> Result<(), String> {
     if value.len() > MAX_OPTION_BYTES {
         return Err(format!(
@@ -118,34 +118,18 @@ pub fn check_option(value: &str) -> Result<(), String> {
             value.len()
         ));
     }
-    let mut any = false;
-    for item in items(value) {
-        any = true;
-        if item.eq_ignore_ascii_case(PREEMPTIBLE) {
-            continue;
-        }
-        let Some((key, duration)) = item.split_once('=') else {
-            return Err(format!(
-                "'{}' is not flavor=duration (e.g. gpu=20m)",
-                shorten(item)
-            ));
-        };
-        let key_ok = !key.is_empty()
+    let could_name_a_flavor = |key: &str| {
+        let ok = !key.is_empty()
             && key
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_-.:+".contains(c));
-        if !key_ok {
-            return Err(format!(
-                "'{}' is not a partition or GPU type name",
-                shorten(key)
-            ));
-        }
-        parse_duration(duration).map_err(|e| format!("{key}: {e}"))?;
-    }
-    if any {
-        Ok(())
-    } else {
-        Err("empty: give flavor=duration pairs, e.g. gpu=20m,cpu=3h".into())
+        (!ok).then(|| format!("'{}' is not a partition or GPU type name", shorten(key)))
+    };
+    let mut hint = Hint::default();
+    parse_items(value, &could_name_a_flavor, &mut hint);
+    match hint.problems.into_iter().next() {
+        Some(problem) => Err(problem),
+        None => Ok(()),
     }
 }
 
@@ -156,8 +140,23 @@ fn items(body: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Reads a hint's body (after the marker, or an option's value) into
-/// `hint`.
+/// `hint`, with the flavor names `keys`.
 fn parse_body(body: &str, keys: &[&str], hint: &mut Hint) {
+    let known = |key: &str| {
+        (!keys.contains(&key)).then(|| {
+            format!(
+                "unknown flavor '{}' (known: {})",
+                shorten(key),
+                keys.join(", ")
+            )
+        })
+    };
+    parse_items(body, &known, hint);
+}
+
+/// Reads a hint's items into `hint`; `unknown` says what is wrong with a
+/// key, if anything.
+fn parse_items(body: &str, unknown: &dyn Fn(&str) -> Option<String>, hint: &mut Hint) {
     hint.present = true;
     let mut any = false;
     for item in items(body) {
@@ -167,16 +166,14 @@ fn parse_body(body: &str, keys: &[&str], hint: &mut Hint) {
             continue;
         }
         let Some((key, value)) = item.split_once('=') else {
-            hint.problems
-                .push(format!("'{}' is not flavor=duration", shorten(item)));
+            hint.problems.push(format!(
+                "'{}' is not flavor=duration (e.g. gpu=20m)",
+                shorten(item)
+            ));
             continue;
         };
-        if !keys.contains(&key) {
-            hint.problems.push(format!(
-                "unknown flavor '{}' (known: {})",
-                shorten(key),
-                keys.join(", ")
-            ));
+        if let Some(problem) = unknown(key) {
+            hint.problems.push(problem);
             continue;
         }
         match parse_duration(value) {
@@ -185,7 +182,8 @@ fn parse_body(body: &str, keys: &[&str], hint: &mut Hint) {
         }
     }
     if !any {
-        hint.problems.push("empty hint".into());
+        hint.problems
+            .push("empty hint: give flavor=duration pairs, e.g. gpu=20m".into());
     }
 }
 
