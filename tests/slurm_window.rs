@@ -189,3 +189,63 @@ fn a_plan_from_the_window_starts_what_a_plan_from_every_job_starts() {
         "{windowed_checks} checks with the window, {all_checks} without"
     );
 }
+
+#[test]
+fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason() {
+    // 40 jobs of 10 s on 6 one-slot nodes, with a cap of 1: the window
+    // checks 13 of them, 6 start now, and the rest follow in order of
+    // arrival, six at a time.
+    let config = Config {
+        max_candidates: Some(1),
+        candidate_rule: CandidateRule::Arrival,
+        ..Config::default()
+    };
+    let now = 2000.0;
+    let mut snap = six_nodes(now);
+    snap.pending = (1..=40)
+        .map(|id| JobInfo {
+            eligible: 1000.0 + id as f64,
+            checked: Checked::Not,
+            ..JobInfo::pending(id, "ann", "fairmatch: gpu=10s cpu=10s", &["cpu", "gpu"])
+        })
+        .collect();
+    let planner = Planner::new(config.clone());
+    loop {
+        let wanted = planner.to_check(&snap);
+        if wanted.is_empty() {
+            break;
+        }
+        for i in wanted {
+            snap.pending[i].checked = Checked::Runnable;
+            snap.pending[i].usable_nodes = Some((0..6).collect());
+        }
+    }
+    let checked = snap
+        .pending
+        .iter()
+        .filter(|j| j.checked == Checked::Runnable)
+        .count();
+    assert!(checked < 20, "the window checked {checked} of 40");
+    let d = Planner::new(config).plan(&snap);
+    assert_eq!(starts(&d).len(), 6);
+    for (k, id) in (7..=40u32).enumerate() {
+        let wait: Vec<_> = d.iter().filter(|x| x.job_id == id).collect();
+        assert_eq!(wait.len(), 1, "job {id}: {d:?}");
+        let wait = wait[0];
+        assert_eq!(wait.action, Action::Wait);
+        let expected = now + 10.0 * (k / 6 + 1) as f64;
+        assert_eq!(wait.start_at, Some(expected), "job {id}");
+        let record = &snap.pending[id as usize - 1];
+        if record.checked == Checked::Not {
+            // Nothing says yet that Slurm's limits let it run.
+            assert_eq!(
+                (wait.reason.as_str(), wait.for_resources),
+                ("", false),
+                "job {id}"
+            );
+        } else {
+            // Every slot is taken: Slurm's "Resources", as backfill says.
+            assert!(wait.for_resources, "{wait:?}");
+        }
+    }
+}

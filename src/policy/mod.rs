@@ -204,10 +204,13 @@ pub trait Policy {
 
     /// Planning policies: the jobs their last [`Policy::decide`] planned
     /// but did not start, with when and where, from the plan it made
-    /// anyway (no second solve). Jobs it did not place have none. Asked
-    /// once per instant at most, so a policy may keep the plan and work
-    /// the times out here.
-    fn forecast(&self) -> Vec<Forecast> {
+    /// anyway (no second solve); then, where the policy can say, the jobs
+    /// of `more` it did not plan (jobs its view did not hold, such as
+    /// those a caller has not checked yet), behind them. Jobs it cannot
+    /// place have none. Asked once per instant at most, so a policy may
+    /// keep the plan and work the times out here.
+    fn forecast(&self, more: &[PendingJob]) -> Vec<Forecast> {
+        let _ = more;
         Vec::new()
     }
 }

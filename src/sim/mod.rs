@@ -784,7 +784,7 @@ impl<'a> Sim<'a> {
     /// Keeps the first forecast of each job that has not started yet: the
     /// start a user would be shown on first asking.
     fn note_forecasts(&mut self, policy: &dyn Policy) {
-        for f in policy.forecast() {
+        for f in policy.forecast(&[]) {
             let job = f.job;
             if job < self.forecast.len()
                 && self.forecast[job].is_none()

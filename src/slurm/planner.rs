@@ -440,6 +440,7 @@ impl Planner {
             .filter(|(_, j)| j.checked == Checked::Runnable)
             .map(|(c, _)| c)
             .collect();
+        let full = snap;
         let runnable = runnable_only(snap);
         let snap = runnable.as_ref();
         self.service
@@ -487,21 +488,42 @@ impl Planner {
                     })
             })
             .collect();
-        let forecast = forecast_of(
-            &self.policy.forecast(),
-            &view,
-            snap.now,
-            model.flavors.len(),
-        );
+        // The records Slurm's checks have not looked at follow the plan
+        // in the forecast, as if they pass them.
+        let mut more = view.pending_jobs().to_vec();
+        for job in full.pending.iter().filter(|j| self.unchecked(j)) {
+            let hint = hints::of_job(&job.comment, job.hint_option.as_deref(), &keys);
+            let estimates = estimates::of_job(
+                &model,
+                job,
+                &hint,
+                &self.history,
+                self.config.default_runtime,
+                &in_flight,
+            );
+            if estimates.iter().any(Option::is_some) {
+                more.extend(view.outside(job, &estimates));
+            }
+        }
+        let forecasts = self.policy.forecast(&more);
+        let forecast = forecast_of(&forecasts, &view, snap.now, model.flavors.len());
         let waits = Waits {
             hints: &hints,
             estimates: &estimates,
             for_resources: &waits_for_resources,
             forecast: &forecast,
         };
+        let unchecked = unchecked_starts(&forecasts, &view, snap.now, model.flavors.len());
         let mut decisions = self.decisions(snap, &model, waits, view.starts);
+        decisions.extend(unchecked);
         decisions.extend(preemptions);
         decisions
+    }
+
+    /// A pending record Slurm's checks have not looked at this cycle (past
+    /// the window), nor refused lately.
+    fn unchecked(&self, job: &JobInfo) -> bool {
+        job.checked == Checked::Not && !self.refused.contains_key(&job.job_id)
     }
 
     /// The running jobs to stop now: those whose `--signal` notice is over,
@@ -842,6 +864,41 @@ fn forecast_of(
             *entry = (at, f.flavor);
         }
     }
+    out
+}
+
+/// The forecast start of each record the view does not hold (one Slurm's
+/// checks have not looked at): a wait that keeps Slurm's reason, since
+/// nothing says yet that its limits let it run, with the start it would
+/// get if they do (the soonest of its tasks', not before `now`).
+fn unchecked_starts(
+    forecast: &[Forecast],
+    view: &SnapshotView<'_>,
+    now: f64,
+    flavors: usize,
+) -> Vec<Decision> {
+    let mut soonest: HashMap<u32, f64> = HashMap::new();
+    for f in forecast
+        .iter()
+        .filter(|f| f.flavor < flavors && f.at.is_finite())
+        .filter(|f| view.pending_record(f.job).is_none())
+    {
+        let at = f.at.max(now);
+        let entry = soonest.entry(SnapshotView::job_id_of(f.job)).or_insert(at);
+        *entry = entry.min(at);
+    }
+    let mut out: Vec<Decision> = soonest
+        .into_iter()
+        .map(|(job_id, at)| Decision {
+            job_id,
+            action: Action::Wait,
+            reason: String::new(),
+            for_resources: false,
+            note: None,
+            start_at: Some(at),
+        })
+        .collect();
+    out.sort_unstable_by_key(|d| d.job_id);
     out
 }
 

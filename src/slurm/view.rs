@@ -292,6 +292,33 @@ impl<'s> SnapshotView<'s> {
         self.record_of.get(&id).copied()
     }
 
+    /// The jobs still pending in the view.
+    pub(super) fn pending_jobs(&self) -> &[PendingJob] {
+        &self.pending
+    }
+
+    /// Each task of `job`, a record outside the view (one Slurm's checks
+    /// have not looked at), as the policy would see it, for its forecast
+    /// ([`crate::policy::Policy::forecast`]); ids as the view's.
+    pub(super) fn outside(&self, job: &JobInfo, estimates: &Estimates) -> Vec<PendingJob> {
+        let width = shapes::width(job, self.model);
+        (0..job.tasks.max(1))
+            .map(|task| PendingJob {
+                id: pending_id(job.job_id, task),
+                user: 0,
+                arrival: job.eligible,
+                estimates: estimates.iter().map(|e| e.map(|(s, _)| s)).collect(),
+                width,
+                priority: 0,
+            })
+            .collect()
+    }
+
+    /// Slurm's job id of a pending id.
+    pub(super) fn job_id_of(id: usize) -> u32 {
+        (id >> 32) as u32
+    }
+
     /// Running job `id` is being preempted: its slots are free from `at`
     /// on, and nothing preempts it again.
     pub(super) fn leaves(&mut self, id: usize, at: f64) {

@@ -29,6 +29,8 @@
 //! preemption cleared their nodes, gave 74 times the preemptions and 9
 //! times the starved jobs (31,782 and 1,233, against 431 and 141).
 
+use super::candidates::CandidateRule;
+use super::forecast::Tail;
 use super::{candidates, eligible_count, ranked_users, Allox};
 use crate::policy::gang_plan::{self, PlanJob, PlanNode, SEARCHED_JOBS, SEARCH_BUDGET};
 use crate::policy::{
@@ -88,7 +90,12 @@ impl Allox {
                 self.candidate_rule,
                 &usable,
             ));
-            let starts = self.plan_gangs(view, &nodes, &idle, &candidates, &served)?;
+            let planned = Planned {
+                candidates: &candidates,
+                left: &left,
+                served: &served,
+            };
+            let starts = self.plan_gangs(view, &nodes, &idle, planned)?;
             if !starts.is_empty() || chosen.len() == users.len() {
                 return Ok(starts);
             }
@@ -132,15 +139,19 @@ impl Allox {
         served
     }
 
-    /// The starts the plan of `candidates` makes now.
+    /// The starts the plan of `planned.candidates` makes now.
     fn plan_gangs(
         &mut self,
         view: &View<'_>,
         nodes: &[PlanNode],
         idle: &[Vec<usize>],
-        candidates: &[&PendingJob],
-        served: &IdMap<()>,
+        planned: Planned<'_>,
     ) -> Result<Vec<Start>, PolicyError> {
+        let Planned {
+            candidates,
+            left,
+            served,
+        } = planned;
         let flavors = view.flavors.len();
         let jobs: Vec<PlanJob> = candidates
             .iter()
@@ -189,21 +200,37 @@ impl Allox {
             }
         }
         let starts = gang_plan::starts_now(&placements, candidates, idle);
-        self.gang_forecast = (!self.by_class).then(|| GangForecast {
-            nodes: nodes.to_vec(),
-            flavors,
-            ids: candidates.iter().map(|j| j.id).collect(),
-            jobs,
-            order,
-            now: view.now,
+        self.gang_forecast = (!self.by_class).then(|| {
+            let ids: IdMap<()> = candidates.iter().map(|j| (j.id, ())).collect();
+            GangForecast {
+                nodes: nodes.to_vec(),
+                flavors,
+                ids: candidates.iter().map(|j| j.id).collect(),
+                jobs,
+                order,
+                left_out: left
+                    .iter()
+                    .filter(|j| !ids.contains_key(&j.id))
+                    .map(|&j| j.clone())
+                    .collect(),
+                now: view.now,
+            }
         });
         Ok(starts)
     }
 }
 
+/// What one gang plan weighs: its candidates, every job that could run
+/// (`left`, the candidates among them), and those served first.
+struct Planned<'a> {
+    candidates: &'a [&'a PendingJob],
+    left: &'a [&'a PendingJob],
+    served: &'a IdMap<()>,
+}
+
 /// A gang plan kept for [`crate::policy::Policy::forecast`]: its serial
 /// schedule, worked out only when asked, says when each job it did not
-/// start now would start.
+/// start now would start; the jobs it left out follow behind it.
 #[derive(Clone, Debug)]
 pub(super) struct GangForecast {
     nodes: Vec<PlanNode>,
@@ -212,12 +239,31 @@ pub(super) struct GangForecast {
     ids: Vec<usize>,
     jobs: Vec<PlanJob>,
     order: Vec<(usize, usize)>,
+    /// The jobs that could run but were not candidates.
+    left_out: Vec<PendingJob>,
     now: f64,
 }
 
 impl GangForecast {
-    pub(super) fn starts(&self) -> Vec<Forecast> {
-        gang_plan::schedule_all(&self.nodes, self.flavors, &self.jobs, &self.order)
+    /// The forecasts of the plan's jobs and then of those it left out (in
+    /// the order `rule` takes them), and where the nodes free behind all
+    /// of them.
+    pub(super) fn starts(&self, rule: CandidateRule) -> (Vec<Forecast>, Tail) {
+        let placements =
+            gang_plan::schedule_all(&self.nodes, self.flavors, &self.jobs, &self.order);
+        let mut tail = Tail::new(self.now, self.flavors);
+        for node in &self.nodes {
+            let mut slots = node.busy_until.clone();
+            slots.resize(node.slots.max(slots.len()), 0.0);
+            tail.add_node(node.flavor, slots);
+        }
+        let mut by_start: Vec<&gang_plan::Placement> =
+            placements.iter().filter(|p| p.start.is_finite()).collect();
+        by_start.sort_by(|a, b| a.start.total_cmp(&b.start));
+        for p in by_start {
+            tail.hold(&p.nodes, self.jobs[p.job].width.per_node, p.start, p.end);
+        }
+        let mut out: Vec<Forecast> = placements
             .iter()
             .zip(&self.order)
             .filter(|(p, _)| p.start > 0.0 && p.start.is_finite())
@@ -226,7 +272,10 @@ impl GangForecast {
                 at: self.now + p.start,
                 flavor,
             })
-            .collect()
+            .collect();
+        let rest = tail.in_cap_order(self.left_out.iter().collect(), rule);
+        out.extend(tail.follow(&rest));
+        (out, tail)
     }
 }
 

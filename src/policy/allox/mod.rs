@@ -98,9 +98,11 @@ pub struct Allox {
     /// leaves the classes below (`priority_classes`).
     held: Vec<(usize, f64)>,
     /// The jobs the last decision planned and did not start
-    /// ([`Policy::forecast`]), or the gang plan it made, whose serial
-    /// schedule gives them when asked (not at every decision).
+    /// ([`Policy::forecast`]), and where the nodes free behind them; or
+    /// the gang plan it made, whose serial schedule gives both when asked
+    /// (not at every decision).
     forecast: Vec<Forecast>,
+    tail: forecast::Tail,
     gang_forecast: Option<gangs::GangForecast>,
     /// Running jobs the overdue tier started.
     promoted: IdMap<()>,
@@ -141,6 +143,7 @@ impl Allox {
             tier_share: overdue::TIER_SHARE,
             held: Vec::new(),
             forecast: Vec::new(),
+            tail: forecast::Tail::default(),
             gang_forecast: None,
             promoted: IdMap::default(),
         })
@@ -255,11 +258,18 @@ impl Policy for Allox {
         Ok(self.preempt_round(view))
     }
 
-    fn forecast(&self) -> Vec<Forecast> {
-        match &self.gang_forecast {
-            Some(plan) => plan.starts(),
-            None => self.forecast.clone(),
+    fn forecast(&self, more: &[PendingJob]) -> Vec<Forecast> {
+        let (mut out, mut tail) = match &self.gang_forecast {
+            Some(plan) => plan.starts(self.candidate_rule),
+            None => (self.forecast.clone(), self.tail.clone()),
+        };
+        if !more.is_empty() {
+            let known: IdMap<()> = out.iter().map(|f| (f.job, ())).collect();
+            let rest = more.iter().filter(|j| !known.contains_key(&j.id)).collect();
+            let rest = tail.in_cap_order(rest, self.candidate_rule);
+            out.extend(tail.follow(&rest));
         }
+        out
     }
 
     fn wake_at(&self, view: &View<'_>) -> Option<f64> {
@@ -274,6 +284,7 @@ impl Policy for Allox {
     fn decide(&mut self, view: &View<'_>) -> Result<Vec<Start>, PolicyError> {
         self.check()?;
         self.forecast.clear();
+        self.tail = forecast::Tail::default();
         self.gang_forecast = None;
         if view.pending.is_empty() || !view.machines.iter().any(|m| m.idle) {
             return Ok(Vec::new());
@@ -411,7 +422,8 @@ impl Allox {
         // (Under several priority classes no forecast is made: a lower
         // class's plan does not see the work a higher one has queued.)
         if let Some(p) = plan.filter(|_| !self.by_class) {
-            self.forecast = forecast::starts(view, &p.queues, &free_in, &left, self.candidate_rule);
+            (self.forecast, self.tail) =
+                forecast::starts(view, &p.queues, &free_in, &left, self.candidate_rule);
         }
         Ok(starts)
     }
@@ -632,10 +644,70 @@ mod tests {
         let mut allox = Allox::new(1.0).unwrap();
         let starts = allox.decide(&view).unwrap();
         assert_eq!(starts, vec![Start { job: 2, machine: 1 }]);
-        let mut forecast = allox.forecast();
+        let mut forecast = allox.forecast(&[]);
         forecast.sort_by_key(|f| f.job);
         let at = |job: usize, at: f64| Forecast { job, at, flavor: 0 };
         assert_eq!(forecast, vec![at(0, 13.0), at(1, 12.0)]);
+    }
+
+    #[test]
+    fn while_a_gang_waits_the_jobs_its_plan_left_out_and_those_asked_about_follow_it() {
+        // One node of two GPUs, both busy for 2 s more. A two-GPU job is
+        // planned; with a cap of one candidate, two one-GPU jobs are left
+        // out, and a third is not in the view at all. The gang goes first
+        // (at 12), then the others behind it, two at a time.
+        let flavors = vec![Flavor {
+            name: "gpu".into(),
+            slots: 2,
+            per_node: 2,
+        }];
+        let machines = [0, 1].map(|_| MachineView {
+            flavor: 0,
+            node: 0,
+            free_at: 12.0,
+            idle: false,
+        });
+        let mut pending = vec![
+            PendingJob {
+                width: Width::new(2, 1).unwrap(),
+                ..job(0, 0, Some(5.0), None)
+            },
+            job(1, 0, Some(1.0), None),
+            job(2, 0, Some(1.0), None),
+        ];
+        for (k, j) in pending.iter_mut().enumerate() {
+            j.arrival = k as f64;
+            j.estimates.truncate(1);
+        }
+        let mut busy = machines;
+        busy[1].idle = true; // something is idle, so it decides
+        busy[1].free_at = 10.0;
+        let view = View {
+            now: 10.0,
+            flavors: &flavors,
+            machines: &busy,
+            pending: &pending,
+            running: &[],
+            user_weights: &[1.0],
+            attained: &[],
+        };
+        let mut allox = Allox::new(1.0).unwrap();
+        allox.max_candidates = Some(1);
+        allox.candidate_rule = CandidateRule::Arrival;
+        let starts = allox.decide(&view).unwrap();
+        assert_eq!(starts, vec![], "the gang waits for the whole node");
+        let outside = PendingJob {
+            arrival: 3.0,
+            ..pending[2].clone()
+        };
+        let outside = PendingJob { id: 3, ..outside };
+        let mut forecast = allox.forecast(&[outside]);
+        forecast.sort_by_key(|f| f.job);
+        let at = |job: usize, at: f64| Forecast { job, at, flavor: 0 };
+        assert_eq!(
+            forecast,
+            vec![at(0, 12.0), at(1, 17.0), at(2, 17.0), at(3, 18.0)]
+        );
     }
 
     #[test]

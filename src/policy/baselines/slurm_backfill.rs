@@ -187,7 +187,7 @@ impl Policy for SlurmBackfill {
         Ok(gang_plan::starts_now(&placed, &order, &idle))
     }
 
-    fn forecast(&self) -> Vec<Forecast> {
+    fn forecast(&self, _more: &[PendingJob]) -> Vec<Forecast> {
         self.reserved.clone()
     }
 
