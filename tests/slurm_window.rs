@@ -226,7 +226,8 @@ fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason(
         .filter(|j| j.checked == Checked::Runnable)
         .count();
     assert!(checked < 20, "the window checked {checked} of 40");
-    let d = Planner::new(config).plan(&snap);
+    let mut planner = Planner::new(config);
+    let d = planner.plan(&snap);
     assert_eq!(starts(&d).len(), 6);
     for (k, id) in (7..=40u32).enumerate() {
         let wait: Vec<_> = d.iter().filter(|x| x.job_id == id).collect();
@@ -248,4 +249,11 @@ fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason(
             assert!(wait.for_resources, "{wait:?}");
         }
     }
+    // Asked again a moment later with nothing changed, it leaves the
+    // starts past the window as they were written.
+    snap.now += 0.5;
+    let again = planner.plan(&snap);
+    let unchecked = |id: u32| snap.pending[id as usize - 1].checked == Checked::Not;
+    assert!(again.iter().all(|x| !unchecked(x.job_id)), "{again:?}");
+    assert!(d.iter().filter(|x| unchecked(x.job_id)).count() > 10);
 }

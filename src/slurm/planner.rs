@@ -42,6 +42,12 @@ use std::collections::{HashMap, HashSet, VecDeque};
 /// Seconds a job Slurm refused to start sits out of the plans.
 pub const RETRY_AFTER: f64 = 2.0;
 
+/// A start past the check window is written again once it moved by this
+/// many seconds and by [`SHOWN_MOVES_SHARE`] of the time left until it.
+const SHOWN_MOVES_BY: f64 = 1.0;
+/// See [`SHOWN_MOVES_BY`].
+const SHOWN_MOVES_SHARE: f64 = 0.05;
+
 fn policy_for(config: &Config) -> Allox {
     let mut allox = Allox::new(Config::default().alpha).expect("the default alpha is valid");
     configure(&mut allox, config);
@@ -112,6 +118,9 @@ pub struct Planner {
     /// Runs read from accounting at the first start, learned at the next
     /// plan (which names their flavors from its snapshot).
     from_accounting: Vec<FinishedJob>,
+    /// The start last written for each record past the check window
+    /// ([`Planner::unchecked_starts`]).
+    shown: HashMap<u32, f64>,
 }
 
 /// Runs from accounting held for the next plan, at most.
@@ -150,6 +159,7 @@ impl Planner {
             slurm_usage: HashMap::new(),
             learned_through: 0.0,
             from_accounting: Vec::new(),
+            shown: HashMap::new(),
         }
     }
 
@@ -513,11 +523,59 @@ impl Planner {
             for_resources: &waits_for_resources,
             forecast: &forecast,
         };
-        let unchecked = unchecked_starts(&forecasts, &view, snap.now, model.flavors.len());
+        let unchecked = self.unchecked_starts(&forecasts, &view, snap.now, model.flavors.len());
         let mut decisions = self.decisions(snap, &model, waits, view.starts);
         decisions.extend(unchecked);
         decisions.extend(preemptions);
         decisions
+    }
+
+    /// The forecast start of each record the view does not hold (one
+    /// Slurm's checks have not looked at): a wait that keeps Slurm's
+    /// reason, since nothing says yet that its limits let it run, with the
+    /// start it would get if they do (the soonest of its tasks', not
+    /// before `now`). Written only where it moved by a second and by 5%
+    /// of the time left until it since it was last written: a long queue
+    /// costs a store per record under slurmctld's locks, and a start an
+    /// hour away need not follow each second's drift.
+    fn unchecked_starts(
+        &mut self,
+        forecast: &[Forecast],
+        view: &SnapshotView<'_>,
+        now: f64,
+        flavors: usize,
+    ) -> Vec<Decision> {
+        let mut soonest: HashMap<u32, f64> = HashMap::new();
+        for f in forecast
+            .iter()
+            .filter(|f| f.flavor < flavors && f.at.is_finite())
+            .filter(|f| view.pending_record(f.job).is_none())
+        {
+            let at = f.at.max(now);
+            let entry = soonest.entry(SnapshotView::job_id_of(f.job)).or_insert(at);
+            *entry = entry.min(at);
+        }
+        // A record checked now writes its start in its own decision.
+        self.shown.retain(|id, _| soonest.contains_key(id));
+        let mut out = Vec::new();
+        for (job_id, at) in soonest {
+            let moved = self.shown.get(&job_id).is_none_or(|&was| {
+                (at - was).abs() >= SHOWN_MOVES_BY.max(SHOWN_MOVES_SHARE * (was - now))
+            });
+            if moved {
+                self.shown.insert(job_id, at);
+                out.push(Decision {
+                    job_id,
+                    action: Action::Wait,
+                    reason: String::new(),
+                    for_resources: false,
+                    note: None,
+                    start_at: Some(at),
+                });
+            }
+        }
+        out.sort_unstable_by_key(|d| d.job_id);
+        out
     }
 
     /// A pending record Slurm's checks have not looked at this cycle (past
@@ -864,41 +922,6 @@ fn forecast_of(
             *entry = (at, f.flavor);
         }
     }
-    out
-}
-
-/// The forecast start of each record the view does not hold (one Slurm's
-/// checks have not looked at): a wait that keeps Slurm's reason, since
-/// nothing says yet that its limits let it run, with the start it would
-/// get if they do (the soonest of its tasks', not before `now`).
-fn unchecked_starts(
-    forecast: &[Forecast],
-    view: &SnapshotView<'_>,
-    now: f64,
-    flavors: usize,
-) -> Vec<Decision> {
-    let mut soonest: HashMap<u32, f64> = HashMap::new();
-    for f in forecast
-        .iter()
-        .filter(|f| f.flavor < flavors && f.at.is_finite())
-        .filter(|f| view.pending_record(f.job).is_none())
-    {
-        let at = f.at.max(now);
-        let entry = soonest.entry(SnapshotView::job_id_of(f.job)).or_insert(at);
-        *entry = entry.min(at);
-    }
-    let mut out: Vec<Decision> = soonest
-        .into_iter()
-        .map(|(job_id, at)| Decision {
-            job_id,
-            action: Action::Wait,
-            reason: String::new(),
-            for_resources: false,
-            note: None,
-            start_at: Some(at),
-        })
-        .collect();
-    out.sort_unstable_by_key(|d| d.job_id);
     out
 }
 

@@ -10,8 +10,10 @@
 
 use super::candidates::CandidateRule;
 use crate::model::Width;
+use crate::ordered::TotalF64;
 use crate::policy::{Forecast, IdMap, PendingJob, View};
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 /// The forecasts of a decision whose matching left `queues` (per
 /// machine, in order) on machines free in `free_in`, with `left` the jobs
@@ -84,6 +86,10 @@ pub(super) struct Tail {
     nodes: Vec<(usize, Vec<f64>)>,
     /// Per flavor, its nodes.
     by_flavor: Vec<Vec<usize>>,
+    /// Per flavor, its nodes by when their first slot frees, for one-slot
+    /// jobs; an entry is stale once its node's first slot moved (checked
+    /// when it comes up), so each move only pushes.
+    first_free: Vec<BinaryHeap<Reverse<(TotalF64, usize)>>>,
 }
 
 impl Tail {
@@ -93,6 +99,7 @@ impl Tail {
             now,
             nodes: Vec::new(),
             by_flavor: vec![Vec::new(); flavors],
+            first_free: vec![BinaryHeap::new(); flavors],
         }
     }
 
@@ -100,10 +107,19 @@ impl Tail {
     /// idle). Nodes are numbered in the order they are added.
     pub(super) fn add_node(&mut self, flavor: usize, mut slots: Vec<f64>) {
         slots.sort_by(f64::total_cmp);
+        let n = self.nodes.len();
         if let Some(of_flavor) = self.by_flavor.get_mut(flavor) {
-            of_flavor.push(self.nodes.len());
+            of_flavor.push(n);
         }
         self.nodes.push((flavor, slots));
+        self.note_first_free(n);
+    }
+
+    fn note_first_free(&mut self, n: usize) {
+        let (flavor, slots) = &self.nodes[n];
+        if let (Some(heap), Some(&first)) = (self.first_free.get_mut(*flavor), slots.first()) {
+            heap.push(Reverse((TotalF64(first), n)));
+        }
     }
 
     /// A job runs `per_node` slots of each of `nodes` from `start` to
@@ -120,12 +136,23 @@ impl Tail {
                 *s = end;
             }
             slots.sort_by(f64::total_cmp);
+            self.note_first_free(n);
         }
     }
 
     /// The soonest a job of `width` can start on `flavor` (from now), and
     /// on which nodes: those where its share of slots frees first.
-    fn earliest(&self, flavor: usize, width: Width) -> Option<(f64, Vec<usize>)> {
+    fn earliest(&mut self, flavor: usize, width: Width) -> Option<(f64, Vec<usize>)> {
+        if width.is_one() {
+            let heap = self.first_free.get_mut(flavor)?;
+            while let Some(&Reverse((TotalF64(t), n))) = heap.peek() {
+                if self.nodes[n].1.first() == Some(&t) {
+                    return Some((t.max(0.0), vec![n]));
+                }
+                heap.pop();
+            }
+            return None;
+        }
         let k = width.per_node;
         let ready = self.by_flavor.get(flavor)?.iter().filter_map(|&n| {
             let slots = &self.nodes[n].1;

@@ -29,7 +29,6 @@
 //! preemption cleared their nodes, gave 74 times the preemptions and 9
 //! times the starved jobs (31,782 and 1,233, against 431 and 141).
 
-use super::candidates::CandidateRule;
 use super::forecast::Tail;
 use super::{candidates, eligible_count, ranked_users, Allox};
 use crate::policy::gang_plan::{self, PlanJob, PlanNode, SEARCHED_JOBS, SEARCH_BUDGET};
@@ -90,12 +89,7 @@ impl Allox {
                 self.candidate_rule,
                 &usable,
             ));
-            let planned = Planned {
-                candidates: &candidates,
-                left: &left,
-                served: &served,
-            };
-            let starts = self.plan_gangs(view, &nodes, &idle, planned)?;
+            let starts = self.plan_gangs(view, &nodes, &idle, &candidates, &served)?;
             if !starts.is_empty() || chosen.len() == users.len() {
                 return Ok(starts);
             }
@@ -139,19 +133,15 @@ impl Allox {
         served
     }
 
-    /// The starts the plan of `planned.candidates` makes now.
+    /// The starts the plan of `candidates` makes now.
     fn plan_gangs(
         &mut self,
         view: &View<'_>,
         nodes: &[PlanNode],
         idle: &[Vec<usize>],
-        planned: Planned<'_>,
+        candidates: &[&PendingJob],
+        served: &IdMap<()>,
     ) -> Result<Vec<Start>, PolicyError> {
-        let Planned {
-            candidates,
-            left,
-            served,
-        } = planned;
         let flavors = view.flavors.len();
         let jobs: Vec<PlanJob> = candidates
             .iter()
@@ -200,37 +190,21 @@ impl Allox {
             }
         }
         let starts = gang_plan::starts_now(&placements, candidates, idle);
-        self.gang_forecast = (!self.by_class).then(|| {
-            let ids: IdMap<()> = candidates.iter().map(|j| (j.id, ())).collect();
-            GangForecast {
-                nodes: nodes.to_vec(),
-                flavors,
-                ids: candidates.iter().map(|j| j.id).collect(),
-                jobs,
-                order,
-                left_out: left
-                    .iter()
-                    .filter(|j| !ids.contains_key(&j.id))
-                    .map(|&j| j.clone())
-                    .collect(),
-                now: view.now,
-            }
+        self.gang_forecast = (!self.by_class).then(|| GangForecast {
+            nodes: nodes.to_vec(),
+            flavors,
+            ids: candidates.iter().map(|j| j.id).collect(),
+            jobs,
+            order,
+            now: view.now,
         });
         Ok(starts)
     }
 }
 
-/// What one gang plan weighs: its candidates, every job that could run
-/// (`left`, the candidates among them), and those served first.
-struct Planned<'a> {
-    candidates: &'a [&'a PendingJob],
-    left: &'a [&'a PendingJob],
-    served: &'a IdMap<()>,
-}
-
 /// A gang plan kept for [`crate::policy::Policy::forecast`]: its serial
 /// schedule, worked out only when asked, says when each job it did not
-/// start now would start; the jobs it left out follow behind it.
+/// start now would start, and where the nodes free behind it.
 #[derive(Clone, Debug)]
 pub(super) struct GangForecast {
     nodes: Vec<PlanNode>,
@@ -239,16 +213,14 @@ pub(super) struct GangForecast {
     ids: Vec<usize>,
     jobs: Vec<PlanJob>,
     order: Vec<(usize, usize)>,
-    /// The jobs that could run but were not candidates.
-    left_out: Vec<PendingJob>,
     now: f64,
 }
 
 impl GangForecast {
-    /// The forecasts of the plan's jobs and then of those it left out (in
-    /// the order `rule` takes them), and where the nodes free behind all
-    /// of them.
-    pub(super) fn starts(&self, rule: CandidateRule) -> (Vec<Forecast>, Tail) {
+    /// The forecasts of the plan's jobs, and where the nodes free behind
+    /// them (for the jobs it did not plan, not kept here: a decision
+    /// would copy every waiting job).
+    pub(super) fn starts(&self) -> (Vec<Forecast>, Tail) {
         let placements =
             gang_plan::schedule_all(&self.nodes, self.flavors, &self.jobs, &self.order);
         let mut tail = Tail::new(self.now, self.flavors);
@@ -263,7 +235,7 @@ impl GangForecast {
         for p in by_start {
             tail.hold(&p.nodes, self.jobs[p.job].width.per_node, p.start, p.end);
         }
-        let mut out: Vec<Forecast> = placements
+        let out: Vec<Forecast> = placements
             .iter()
             .zip(&self.order)
             .filter(|(p, _)| p.start > 0.0 && p.start.is_finite())
@@ -273,8 +245,6 @@ impl GangForecast {
                 flavor,
             })
             .collect();
-        let rest = tail.in_cap_order(self.left_out.iter().collect(), rule);
-        out.extend(tail.follow(&rest));
         (out, tail)
     }
 }

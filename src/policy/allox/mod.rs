@@ -260,7 +260,7 @@ impl Policy for Allox {
 
     fn forecast(&self, more: &[PendingJob]) -> Vec<Forecast> {
         let (mut out, mut tail) = match &self.gang_forecast {
-            Some(plan) => plan.starts(self.candidate_rule),
+            Some(plan) => plan.starts(),
             None => (self.forecast.clone(), self.tail.clone()),
         };
         if !more.is_empty() {
@@ -651,11 +651,12 @@ mod tests {
     }
 
     #[test]
-    fn while_a_gang_waits_the_jobs_its_plan_left_out_and_those_asked_about_follow_it() {
-        // One node of two GPUs, both busy for 2 s more. A two-GPU job is
+    fn while_a_gang_waits_the_jobs_asked_about_follow_its_plan() {
+        // One node of two GPUs, one busy for 2 s more. A two-GPU job is
         // planned; with a cap of one candidate, two one-GPU jobs are left
-        // out, and a third is not in the view at all. The gang goes first
-        // (at 12), then the others behind it, two at a time.
+        // out, and a third is not in the view at all. Asked about all
+        // three (as the plugin asks about every waiting job), the gang goes
+        // first (at 12), then the others behind it, two at a time.
         let flavors = vec![Flavor {
             name: "gpu".into(),
             slots: 2,
@@ -701,9 +702,12 @@ mod tests {
             ..pending[2].clone()
         };
         let outside = PendingJob { id: 3, ..outside };
-        let mut forecast = allox.forecast(&[outside]);
-        forecast.sort_by_key(|f| f.job);
         let at = |job: usize, at: f64| Forecast { job, at, flavor: 0 };
+        assert_eq!(allox.forecast(&[]), vec![at(0, 12.0)]);
+        let mut more = pending[1..].to_vec();
+        more.push(outside);
+        let mut forecast = allox.forecast(&more);
+        forecast.sort_by_key(|f| f.job);
         assert_eq!(
             forecast,
             vec![at(0, 12.0), at(1, 17.0), at(2, 17.0), at(3, 18.0)]
