@@ -437,6 +437,16 @@ size_t fm_apply(const fm_decision_t *decisions, int64_t count,
 			continue;
 		}
 		job_record_t *job_ptr = find_job_record(dec->job_id);
+		if (dec->action == FM_WAIT && !dec->reason[0] &&
+		    !dec->note[0] && !dec->for_resources) {
+			/* Only a start time, for a job past the check window:
+			 * there may be thousands each cycle, so no more checks
+			 * than a pending job needs to show one. */
+			if (job_ptr && IS_JOB_PENDING(job_ptr))
+				job_ptr->start_time = dec->start_at > 0 ?
+					(time_t) dec->start_at : 0;
+			continue;
+		}
 		bool live = job_ptr && fm_startable(job_ptr) &&
 			    fm_managed(job_ptr);
 		fm_outcome_t *o = NULL;

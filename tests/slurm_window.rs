@@ -257,3 +257,52 @@ fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason(
     assert!(again.iter().all(|x| !unchecked(x.job_id)), "{again:?}");
     assert!(d.iter().filter(|x| unchecked(x.job_id)).count() > 10);
 }
+
+#[test]
+fn a_long_queue_past_the_window_gets_its_starts_a_bounded_number_per_plan_soonest_first() {
+    let config = Config {
+        max_candidates: Some(1),
+        candidate_rule: CandidateRule::Arrival,
+        ..Config::default()
+    };
+    let mut snap = six_nodes(2000.0);
+    snap.pending = (1..=600)
+        .map(|id| JobInfo {
+            eligible: 1000.0 + id as f64,
+            checked: Checked::Not,
+            ..JobInfo::pending(id, "ann", "fairmatch: gpu=10s cpu=10s", &["cpu", "gpu"])
+        })
+        .collect();
+    let mut planner = Planner::new(config);
+    loop {
+        let wanted = planner.to_check(&snap);
+        if wanted.is_empty() {
+            break;
+        }
+        for i in wanted {
+            snap.pending[i].checked = Checked::Runnable;
+            snap.pending[i].usable_nodes = Some((0..6).collect());
+        }
+    }
+    let unchecked = |d: &[fairmatch::slurm::snapshot::Decision]| -> Vec<u32> {
+        d.iter()
+            .filter(|x| snap.pending[x.job_id as usize - 1].checked == Checked::Not)
+            .map(|x| x.job_id)
+            .collect()
+    };
+    let first = unchecked(&planner.plan(&snap));
+    let second = unchecked(&planner.plan(&snap));
+    let third = unchecked(&planner.plan(&snap));
+    let past_window = snap
+        .pending
+        .iter()
+        .filter(|j| j.checked == Checked::Not)
+        .count();
+    assert!(past_window > 512, "{past_window}");
+    // 256 a plan, soonest (here first come) first, until each has one.
+    assert_eq!(first.len(), 256);
+    assert_eq!(second.len(), 256);
+    assert_eq!(third.len(), past_window - 512);
+    assert!(first.iter().max() < second.iter().min());
+    assert!(second.iter().max() < third.iter().min());
+}

@@ -47,6 +47,11 @@ pub const RETRY_AFTER: f64 = 2.0;
 const SHOWN_MOVES_BY: f64 = 1.0;
 /// See [`SHOWN_MOVES_BY`].
 const SHOWN_MOVES_SHARE: f64 = 0.05;
+/// Starts past the check window written per plan, at most: each is a
+/// store to a job record under slurmctld's locks (about half a
+/// microsecond with its lookup), and a queue of thousands drifts a little
+/// at every cycle.
+const SHOWN_PER_PLAN: usize = 256;
 
 fn policy_for(config: &Config) -> Allox {
     let mut allox = Allox::new(Config::default().alpha).expect("the default alpha is valid");
@@ -535,9 +540,11 @@ impl Planner {
     /// reason, since nothing says yet that its limits let it run, with the
     /// start it would get if they do (the soonest of its tasks', not
     /// before `now`). Written only where it moved by a second and by 5%
-    /// of the time left until it since it was last written: a long queue
-    /// costs a store per record under slurmctld's locks, and a start an
-    /// hour away need not follow each second's drift.
+    /// of the time left until it since it was last written, and at most
+    /// [`SHOWN_PER_PLAN`] per plan: the new ones first, soonest first,
+    /// then those that moved most. A long queue would otherwise cost a
+    /// store per record at each cycle under slurmctld's locks, and a start
+    /// an hour away need not follow each second's drift.
     fn unchecked_starts(
         &mut self,
         forecast: &[Forecast],
@@ -557,23 +564,44 @@ impl Planner {
         }
         // A record checked now writes its start in its own decision.
         self.shown.retain(|id, _| soonest.contains_key(id));
-        let mut out = Vec::new();
-        for (job_id, at) in soonest {
-            let moved = self.shown.get(&job_id).is_none_or(|&was| {
-                (at - was).abs() >= SHOWN_MOVES_BY.max(SHOWN_MOVES_SHARE * (was - now))
-            });
-            if moved {
+        // (how far it moved for the time left until it, start, job): the
+        // ones never written first, soonest first, then those that moved
+        // most.
+        let mut moved: Vec<(f64, f64, u32)> = soonest
+            .into_iter()
+            .filter_map(|(job_id, at)| match self.shown.get(&job_id) {
+                None => Some((f64::INFINITY, at, job_id)),
+                Some(&was) => {
+                    let left = (was - now).max(SHOWN_MOVES_BY);
+                    let by = (at - was).abs();
+                    (by >= SHOWN_MOVES_BY.max(SHOWN_MOVES_SHARE * left)).then_some((
+                        by / left,
+                        at,
+                        job_id,
+                    ))
+                }
+            })
+            .collect();
+        moved.sort_unstable_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(a.1.total_cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+        });
+        moved.truncate(SHOWN_PER_PLAN);
+        let mut out: Vec<Decision> = moved
+            .into_iter()
+            .map(|(_, at, job_id)| {
                 self.shown.insert(job_id, at);
-                out.push(Decision {
+                Decision {
                     job_id,
                     action: Action::Wait,
                     reason: String::new(),
                     for_resources: false,
                     note: None,
                     start_at: Some(at),
-                });
-            }
-        }
+                }
+            })
+            .collect();
         out.sort_unstable_by_key(|d| d.job_id);
         out
     }
