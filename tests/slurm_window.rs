@@ -255,7 +255,20 @@ fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason(
     let again = planner.plan(&snap);
     let unchecked = |id: u32| snap.pending[id as usize - 1].checked == Checked::Not;
     assert!(again.iter().all(|x| !unchecked(x.job_id)), "{again:?}");
-    assert!(d.iter().filter(|x| unchecked(x.job_id)).count() > 10);
+    let shown = d.iter().filter(|x| unchecked(x.job_id)).count();
+    assert!(shown > 10);
+    // Moved to a partition fairmatch does not plan, they are no longer
+    // forecast: the starts they were shown are taken back.
+    for job in snap.pending.iter_mut().filter(|j| j.checked == Checked::Not) {
+        job.partitions = vec!["elsewhere".into()];
+    }
+    let gone = planner.plan(&snap);
+    let taken_back: Vec<_> = gone
+        .iter()
+        .filter(|x| snap.pending[x.job_id as usize - 1].checked == Checked::Not)
+        .collect();
+    assert_eq!(taken_back.len(), shown, "{gone:?}");
+    assert!(taken_back.iter().all(|x| x.start_at.is_none() && x.reason.is_empty()));
 }
 
 #[test]

@@ -506,7 +506,9 @@ impl Planner {
         // The records Slurm's checks have not looked at follow the plan
         // in the forecast, as if they pass them.
         let mut more = view.pending_jobs().to_vec();
+        let mut unchecked_ids = HashSet::new();
         for job in full.pending.iter().filter(|j| self.unchecked(j)) {
+            unchecked_ids.insert(job.job_id);
             let hint = hints::of_job(&job.comment, job.hint_option.as_deref(), &keys);
             let estimates = estimates::of_job(
                 &model,
@@ -528,7 +530,7 @@ impl Planner {
             for_resources: &waits_for_resources,
             forecast: &forecast,
         };
-        let unchecked = self.unchecked_starts(&forecasts, &view, snap.now, model.flavors.len());
+        let unchecked = self.unchecked_starts(&forecasts, &view, &unchecked_ids, snap.now);
         let mut decisions = self.decisions(snap, &model, waits, view.starts);
         decisions.extend(unchecked);
         decisions.extend(preemptions);
@@ -549,20 +551,26 @@ impl Planner {
         &mut self,
         forecast: &[Forecast],
         view: &SnapshotView<'_>,
+        unchecked: &HashSet<u32>,
         now: f64,
-        flavors: usize,
     ) -> Vec<Decision> {
         let mut soonest: HashMap<u32, f64> = HashMap::new();
-        for f in forecast
-            .iter()
-            .filter(|f| f.flavor < flavors && f.at.is_finite())
-            .filter(|f| view.pending_record(f.job).is_none())
-        {
-            let at = f.at.max(now);
-            let entry = soonest.entry(SnapshotView::job_id_of(f.job)).or_insert(at);
-            *entry = entry.min(at);
+        for f in forecast.iter().filter(|f| f.at.is_finite()) {
+            let job_id = SnapshotView::job_id_of(f.job);
+            if view.pending_record(f.job).is_none() && unchecked.contains(&job_id) {
+                let at = f.at.max(now);
+                let entry = soonest.entry(job_id).or_insert(at);
+                *entry = entry.min(at);
+            }
         }
-        // A record checked now writes its start in its own decision.
+        // One that lost its forecast loses the start it was shown; one
+        // checked now writes its start in its own decision.
+        let lost: Vec<u32> = self
+            .shown
+            .keys()
+            .filter(|id| unchecked.contains(id) && !soonest.contains_key(id))
+            .copied()
+            .collect();
         self.shown.retain(|id, _| soonest.contains_key(id));
         // (how far it moved for the time left until it, start, job): the
         // ones never written first, soonest first, then those that moved
@@ -588,18 +596,19 @@ impl Planner {
                 .then(a.2.cmp(&b.2))
         });
         moved.truncate(SHOWN_PER_PLAN);
-        let mut out: Vec<Decision> = moved
-            .into_iter()
-            .map(|(_, at, job_id)| {
-                self.shown.insert(job_id, at);
-                Decision {
-                    job_id,
-                    action: Action::Wait,
-                    reason: String::new(),
-                    for_resources: false,
-                    note: None,
-                    start_at: Some(at),
-                }
+        let shown = moved.into_iter().map(|(_, at, job_id)| {
+            self.shown.insert(job_id, at);
+            (job_id, Some(at))
+        });
+        let mut out: Vec<Decision> = shown
+            .chain(lost.into_iter().map(|job_id| (job_id, None)))
+            .map(|(job_id, start_at)| Decision {
+                job_id,
+                action: Action::Wait,
+                reason: String::new(),
+                for_resources: false,
+                note: None,
+                start_at,
             })
             .collect();
         out.sort_unstable_by_key(|d| d.job_id);
