@@ -259,7 +259,11 @@ fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason(
     assert!(shown > 10);
     // Moved to a partition fairmatch does not plan, they are no longer
     // forecast: the starts they were shown are taken back.
-    for job in snap.pending.iter_mut().filter(|j| j.checked == Checked::Not) {
+    for job in snap
+        .pending
+        .iter_mut()
+        .filter(|j| j.checked == Checked::Not)
+    {
         job.partitions = vec!["elsewhere".into()];
     }
     let gone = planner.plan(&snap);
@@ -268,7 +272,9 @@ fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason(
         .filter(|x| snap.pending[x.job_id as usize - 1].checked == Checked::Not)
         .collect();
     assert_eq!(taken_back.len(), shown, "{gone:?}");
-    assert!(taken_back.iter().all(|x| x.start_at.is_none() && x.reason.is_empty()));
+    assert!(taken_back
+        .iter()
+        .all(|x| x.start_at.is_none() && x.reason.is_empty()));
 }
 
 #[test]
