@@ -30,7 +30,7 @@ use super::slots::SlotModel;
 use super::snapshot::{
     Action, Checked, Decision, FinishedJob, JobInfo, Outcome, Preemption, Snapshot,
 };
-use super::view::{PlanMemory, SnapshotView};
+use super::view::{self, PlanMemory, SnapshotView};
 use super::window::{self, Ranked};
 use crate::policy::allox::Allox;
 use crate::policy::decision_loop::Driver;
@@ -346,17 +346,10 @@ impl Planner {
                         vec![None; model.flavors.len()]
                     } else {
                         let hint = hints::of_job(&job.comment, job.hint_option.as_deref(), &keys);
-                        estimates::of_job(
-                            &model,
-                            job,
-                            &hint,
-                            &self.history,
-                            self.config.default_runtime,
-                            &in_flight,
-                        )
-                        .into_iter()
-                        .map(|e| e.map(|(s, _)| s))
-                        .collect()
+                        self.pending_estimates(&model, job, &hint, &in_flight)
+                            .into_iter()
+                            .map(|e| e.map(|(s, _)| s))
+                            .collect()
                     };
                 let next = groups.len();
                 let party = if per_user {
@@ -476,16 +469,7 @@ impl Planner {
             .pending
             .iter()
             .zip(&hints)
-            .map(|(job, hint)| {
-                estimates::of_job(
-                    &model,
-                    job,
-                    hint,
-                    &self.history,
-                    self.config.default_runtime,
-                    &in_flight,
-                )
-            })
+            .map(|(job, hint)| self.pending_estimates(&model, job, hint, &in_flight))
             .collect();
         let mut view = SnapshotView::build(self, snap, &model, &estimates, &classes);
         let preemptions = self.preempt(snap, &mut view);
@@ -510,14 +494,7 @@ impl Planner {
         for job in full.pending.iter().filter(|j| self.unchecked(j)) {
             unchecked_ids.insert(job.job_id);
             let hint = hints::of_job(&job.comment, job.hint_option.as_deref(), &keys);
-            let estimates = estimates::of_job(
-                &model,
-                job,
-                &hint,
-                &self.history,
-                self.config.default_runtime,
-                &in_flight,
-            );
+            let estimates = self.pending_estimates(&model, job, &hint, &in_flight);
             if estimates.iter().any(Option::is_some) {
                 more.extend(view.outside(job, &estimates));
             }
@@ -556,7 +533,7 @@ impl Planner {
     ) -> Vec<Decision> {
         let mut soonest: HashMap<u32, f64> = HashMap::new();
         for f in forecast.iter().filter(|f| f.at.is_finite()) {
-            let job_id = SnapshotView::job_id_of(f.job);
+            let job_id = view::job_id_of(f.job);
             if view.pending_record(f.job).is_none() && unchecked.contains(&job_id) {
                 let at = f.at.max(now);
                 let entry = soonest.entry(job_id).or_insert(at);
@@ -613,6 +590,25 @@ impl Planner {
             .collect();
         out.sort_unstable_by_key(|d| d.job_id);
         out
+    }
+
+    /// Estimate per model flavor for pending `job`, raised to what a run
+    /// of the same job in flight has run (`in_flight`).
+    fn pending_estimates(
+        &self,
+        model: &SlotModel,
+        job: &JobInfo,
+        hint: &Hint,
+        in_flight: &InFlight,
+    ) -> Estimates {
+        estimates::of_job(
+            model,
+            job,
+            hint,
+            &self.history,
+            self.config.default_runtime,
+            in_flight,
+        )
     }
 
     /// A pending record Slurm's checks have not looked at this cycle (past
@@ -886,14 +882,7 @@ impl PlanMemory for Planner {
     /// estimates weigh its user's share of the cluster (`job_share`), which
     /// must not shrink as the job runs on.
     fn estimates(&self, model: &SlotModel, job: &JobInfo, hint: &Hint) -> Estimates {
-        estimates::of_job(
-            model,
-            job,
-            hint,
-            &self.history,
-            self.config.default_runtime,
-            &InFlight::default(),
-        )
+        self.pending_estimates(model, job, hint, &InFlight::default())
     }
 
     fn default_runtime(&self) -> f64 {

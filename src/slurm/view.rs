@@ -22,6 +22,11 @@ fn pending_id(job_id: u32, task: u32) -> usize {
     ((job_id as usize) << 32) | task as usize
 }
 
+/// Slurm's job id of a pending id ([`pending_id`]).
+pub(super) fn job_id_of(id: usize) -> u32 {
+    (id >> 32) as u32
+}
+
 /// What the planner remembers between plans that the view needs: how the
 /// planner is asked keeps this module from depending on it.
 pub(super) trait PlanMemory {
@@ -312,11 +317,6 @@ impl<'s> SnapshotView<'s> {
                 priority: 0,
             })
             .collect()
-    }
-
-    /// Slurm's job id of a pending id.
-    pub(super) fn job_id_of(id: usize) -> u32 {
-        (id >> 32) as u32
     }
 
     /// Running job `id` is being preempted: its slots are free from `at`
