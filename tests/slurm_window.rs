@@ -190,26 +190,24 @@ fn a_plan_from_the_window_starts_what_a_plan_from_every_job_starts() {
     );
 }
 
-#[test]
-fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason() {
-    // 40 jobs of 10 s on 6 one-slot nodes, with a cap of 1: the window
-    // checks 13 of them, 6 start now, and the rest follow in order of
-    // arrival, six at a time.
-    let config = Config {
+/// `jobs` jobs of 10 s, one user's, arriving one a second, on
+/// [`six_nodes`] at 2000 s, with a cap of one candidate taken first come;
+/// Slurm's checks have passed the ones the window asked about, the rest
+/// are unchecked. The planner that asked.
+fn past_the_window(jobs: u32) -> (Planner, Snapshot) {
+    let planner = Planner::new(Config {
         max_candidates: Some(1),
         candidate_rule: CandidateRule::Arrival,
         ..Config::default()
-    };
-    let now = 2000.0;
-    let mut snap = six_nodes(now);
-    snap.pending = (1..=40)
+    });
+    let mut snap = six_nodes(2000.0);
+    snap.pending = (1..=jobs)
         .map(|id| JobInfo {
             eligible: 1000.0 + id as f64,
             checked: Checked::Not,
             ..JobInfo::pending(id, "ann", "fairmatch: gpu=10s cpu=10s", &["cpu", "gpu"])
         })
         .collect();
-    let planner = Planner::new(config.clone());
     loop {
         let wanted = planner.to_check(&snap);
         if wanted.is_empty() {
@@ -220,13 +218,22 @@ fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason(
             snap.pending[i].usable_nodes = Some((0..6).collect());
         }
     }
+    (planner, snap)
+}
+
+#[test]
+fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason() {
+    // 40 jobs of 10 s on 6 one-slot nodes, with a cap of 1: the window
+    // checks 13 of them, 6 start now, and the rest follow in order of
+    // arrival, six at a time.
+    let now = 2000.0;
+    let (mut planner, mut snap) = past_the_window(40);
     let checked = snap
         .pending
         .iter()
         .filter(|j| j.checked == Checked::Runnable)
         .count();
     assert!(checked < 20, "the window checked {checked} of 40");
-    let mut planner = Planner::new(config);
     let d = planner.plan(&snap);
     assert_eq!(starts(&d).len(), 6);
     for (k, id) in (7..=40u32).enumerate() {
@@ -279,30 +286,7 @@ fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason(
 
 #[test]
 fn a_long_queue_past_the_window_gets_its_starts_a_bounded_number_per_plan_soonest_first() {
-    let config = Config {
-        max_candidates: Some(1),
-        candidate_rule: CandidateRule::Arrival,
-        ..Config::default()
-    };
-    let mut snap = six_nodes(2000.0);
-    snap.pending = (1..=600)
-        .map(|id| JobInfo {
-            eligible: 1000.0 + id as f64,
-            checked: Checked::Not,
-            ..JobInfo::pending(id, "ann", "fairmatch: gpu=10s cpu=10s", &["cpu", "gpu"])
-        })
-        .collect();
-    let mut planner = Planner::new(config);
-    loop {
-        let wanted = planner.to_check(&snap);
-        if wanted.is_empty() {
-            break;
-        }
-        for i in wanted {
-            snap.pending[i].checked = Checked::Runnable;
-            snap.pending[i].usable_nodes = Some((0..6).collect());
-        }
-    }
+    let (mut planner, snap) = past_the_window(600);
     let unchecked = |d: &[fairmatch::slurm::snapshot::Decision]| -> Vec<u32> {
         d.iter()
             .filter(|x| snap.pending[x.job_id as usize - 1].checked == Checked::Not)

@@ -136,7 +136,13 @@ fn scenario(sched: &str, conf: &str, kinds: &[Kind]) -> Forecasts {
             continue;
         };
         let Ok(id) = id.parse::<u32>() else { continue };
-        predicted.insert(id, at.parse::<f64>().ok().filter(|&t| t > 0.0));
+        let at = at.parse::<f64>().ok().filter(|&t| t > 0.0);
+        if at.is_none() {
+            // What a failed share shows: each job without a start, as
+            // squeue gave it (id, start, reason).
+            eprintln!("start times: {sched}: no start: {line}");
+        }
+        predicted.insert(id, at);
         if !reason.starts_with("fairmatch:") && reason != "Resources" {
             other_reason += 1;
         }
