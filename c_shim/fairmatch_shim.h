@@ -124,8 +124,10 @@ typedef struct {
 	 * it this cycle (partitions as submitted, nodes not known yet), then
 	 * FM_CHECK_RUNNABLE or FM_CHECK_BLOCKED. */
 	int32_t checked;
-	/* Running jobs only (NULL / 0 for pending ones). */
+	/* Running jobs only (NULL for pending ones). */
 	const char *run_partition;
+	/* Running: when it started. Pending: the start Slurm shows for it
+	 * (StartTime), 0 if none. */
 	double start;
 	/* Slurm may requeue it: a batch job that allows it. */
 	int requeue;

@@ -596,6 +596,9 @@ static bool _copy_pending(job_record_t *job_ptr, fm_job_t *j)
 	j->tasks = tasks;
 	j->partitions = _keep(job_ptr->partition);
 	j->checked = FM_CHECK_NOT;
+	/* The start squeue shows now: the plan writes one only where it
+	 * moved, and a write a cycle dropped (its hold stopped) shows here. */
+	j->start = job_ptr->start_time;
 	return true;
 }
 

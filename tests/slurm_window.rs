@@ -7,7 +7,7 @@ use fairmatch::policy::allox::candidates::CandidateRule;
 use fairmatch::slurm::config::{Config, FairshareBy};
 use fairmatch::slurm::planner::Planner;
 use fairmatch::slurm::snapshot::{
-    Action, Checked, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
+    Action, Checked, Decision, JobInfo, NodeInfo, PartitionInfo, Placement, Snapshot,
 };
 
 /// SplitMix64: a seeded, reproducible stream.
@@ -96,7 +96,7 @@ fn slurm_checks(job: &JobInfo) -> Option<JobInfo> {
     Some(checked)
 }
 
-fn starts(decisions: &[fairmatch::slurm::snapshot::Decision]) -> Vec<(u32, String, String)> {
+fn starts(decisions: &[Decision]) -> Vec<(u32, String, String)> {
     let mut s: Vec<_> = decisions
         .iter()
         .filter_map(|d| match &d.action {
@@ -221,6 +221,16 @@ fn past_the_window(jobs: u32) -> (Planner, Snapshot) {
     (planner, snap)
 }
 
+/// What the shim does with the waits of `decisions`: each job's start,
+/// as Slurm then shows it.
+fn shows(snap: &mut Snapshot, decisions: &[Decision]) {
+    for d in decisions.iter().filter(|d| d.action == Action::Wait) {
+        if let Some(job) = snap.pending.iter_mut().find(|j| j.job_id == d.job_id) {
+            job.shown_start = d.start_at;
+        }
+    }
+}
+
 #[test]
 fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason() {
     // 40 jobs of 10 s on 6 one-slot nodes, with a cap of 1: the window
@@ -256,8 +266,9 @@ fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason(
             assert!(wait.for_resources, "{wait:?}");
         }
     }
-    // Asked again a moment later with nothing changed, it leaves the
-    // starts past the window as they were written.
+    // Asked again a moment later, once Slurm shows the starts written and
+    // with nothing else changed, it leaves them as they are.
+    shows(&mut snap, &d);
     snap.now += 0.5;
     let again = planner.plan(&snap);
     let unchecked = |id: u32| snap.pending[id as usize - 1].checked == Checked::Not;
@@ -286,16 +297,26 @@ fn records_past_the_window_get_the_start_they_would_have_and_keep_slurms_reason(
 
 #[test]
 fn a_long_queue_past_the_window_gets_its_starts_a_bounded_number_per_plan_soonest_first() {
-    let (mut planner, snap) = past_the_window(600);
-    let unchecked = |d: &[fairmatch::slurm::snapshot::Decision]| -> Vec<u32> {
+    let (mut planner, mut snap) = past_the_window(600);
+    let unchecked = |snap: &Snapshot, d: &[Decision]| -> Vec<u32> {
         d.iter()
             .filter(|x| snap.pending[x.job_id as usize - 1].checked == Checked::Not)
             .map(|x| x.job_id)
             .collect()
     };
-    let first = unchecked(&planner.plan(&snap));
-    let second = unchecked(&planner.plan(&snap));
-    let third = unchecked(&planner.plan(&snap));
+    let d = planner.plan(&snap);
+    let first = unchecked(&snap, &d);
+    // Writes a cycle dropped (its hold stopped) are sent again: what Slurm
+    // shows decides, not what was sent.
+    assert_eq!(unchecked(&snap, &planner.plan(&snap)), first);
+    shows(&mut snap, &d);
+    let d = planner.plan(&snap);
+    let second = unchecked(&snap, &d);
+    shows(&mut snap, &d);
+    let d = planner.plan(&snap);
+    let third = unchecked(&snap, &d);
+    shows(&mut snap, &d);
+    assert_eq!(unchecked(&snap, &planner.plan(&snap)), Vec::<u32>::new());
     let past_window = snap
         .pending
         .iter()

@@ -178,6 +178,7 @@ unsafe fn job(j: &raw::fm_job_t, names: &[String]) -> JobInfo {
             .then_some(j.fair_share_factor),
         eligible: j.eligible,
         usable_nodes,
+        shown_start: (running.is_none() && j.start > 0.0).then_some(j.start),
         running,
         checked,
         requeue: j.requeue != 0,

@@ -42,8 +42,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 /// Seconds a job Slurm refused to start sits out of the plans.
 pub const RETRY_AFTER: f64 = 2.0;
 
-/// A start past the check window is written again once it moved by this
-/// many seconds and by [`SHOWN_MOVES_SHARE`] of the time left until it.
+/// A start past the check window is written again once the plan's is
+/// this many seconds off the one Slurm shows, and [`SHOWN_MOVES_SHARE`]
+/// of the time left until it.
 const SHOWN_MOVES_BY: f64 = 1.0;
 /// See [`SHOWN_MOVES_BY`].
 const SHOWN_MOVES_SHARE: f64 = 0.05;
@@ -123,9 +124,6 @@ pub struct Planner {
     /// Runs read from accounting at the first start, learned at the next
     /// plan (which names their flavors from its snapshot).
     from_accounting: Vec<FinishedJob>,
-    /// The start last written for each record past the check window
-    /// ([`Planner::unchecked_starts`]).
-    shown: HashMap<u32, f64>,
 }
 
 /// Runs from accounting held for the next plan, at most.
@@ -164,7 +162,6 @@ impl Planner {
             slurm_usage: HashMap::new(),
             learned_through: 0.0,
             from_accounting: Vec::new(),
-            shown: HashMap::new(),
         }
     }
 
@@ -490,9 +487,9 @@ impl Planner {
         // The records Slurm's checks have not looked at follow the plan
         // in the forecast, as if they pass them.
         let mut more = view.pending_jobs().to_vec();
-        let mut unchecked_ids = HashSet::new();
+        let mut unchecked: HashMap<u32, Option<f64>> = HashMap::new();
         for job in full.pending.iter().filter(|j| self.unchecked(j)) {
-            unchecked_ids.insert(job.job_id);
+            unchecked.insert(job.job_id, job.shown_start);
             let hint = hints::of_job(&job.comment, job.hint_option.as_deref(), &keys);
             let estimates = self.pending_estimates(&model, job, &hint, &in_flight);
             if estimates.iter().any(Option::is_some) {
@@ -507,89 +504,11 @@ impl Planner {
             for_resources: &waits_for_resources,
             forecast: &forecast,
         };
-        let unchecked = self.unchecked_starts(&forecasts, &view, &unchecked_ids, snap.now);
+        let unchecked = unchecked_starts(&forecasts, &view, &unchecked, snap.now);
         let mut decisions = self.decisions(snap, &model, waits, view.starts);
         decisions.extend(unchecked);
         decisions.extend(preemptions);
         decisions
-    }
-
-    /// The forecast start of each record the view does not hold (one
-    /// Slurm's checks have not looked at): a wait that keeps Slurm's
-    /// reason, since nothing says yet that its limits let it run, with the
-    /// start it would get if they do (the soonest of its tasks', not
-    /// before `now`). Written only where it moved by a second and by 5%
-    /// of the time left until it since it was last written, and at most
-    /// [`SHOWN_PER_PLAN`] per plan: the new ones first, soonest first,
-    /// then those that moved most. A long queue would otherwise cost a
-    /// store per record at each cycle under slurmctld's locks, and a start
-    /// an hour away need not follow each second's drift.
-    fn unchecked_starts(
-        &mut self,
-        forecast: &[Forecast],
-        view: &SnapshotView<'_>,
-        unchecked: &HashSet<u32>,
-        now: f64,
-    ) -> Vec<Decision> {
-        let mut soonest: HashMap<u32, f64> = HashMap::new();
-        for f in forecast.iter().filter(|f| f.at.is_finite()) {
-            let job_id = view::job_id_of(f.job);
-            if view.pending_record(f.job).is_none() && unchecked.contains(&job_id) {
-                let at = f.at.max(now);
-                let entry = soonest.entry(job_id).or_insert(at);
-                *entry = entry.min(at);
-            }
-        }
-        // One that lost its forecast loses the start it was shown; one
-        // checked now writes its start in its own decision.
-        let lost: Vec<u32> = self
-            .shown
-            .keys()
-            .filter(|id| unchecked.contains(id) && !soonest.contains_key(id))
-            .copied()
-            .collect();
-        self.shown.retain(|id, _| soonest.contains_key(id));
-        // (how far it moved for the time left until it, start, job): the
-        // ones never written first, soonest first, then those that moved
-        // most.
-        let mut moved: Vec<(f64, f64, u32)> = soonest
-            .into_iter()
-            .filter_map(|(job_id, at)| match self.shown.get(&job_id) {
-                None => Some((f64::INFINITY, at, job_id)),
-                Some(&was) => {
-                    let left = (was - now).max(SHOWN_MOVES_BY);
-                    let by = (at - was).abs();
-                    (by >= SHOWN_MOVES_BY.max(SHOWN_MOVES_SHARE * left)).then_some((
-                        by / left,
-                        at,
-                        job_id,
-                    ))
-                }
-            })
-            .collect();
-        moved.sort_unstable_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then(a.1.total_cmp(&b.1))
-                .then(a.2.cmp(&b.2))
-        });
-        moved.truncate(SHOWN_PER_PLAN);
-        let shown = moved.into_iter().map(|(_, at, job_id)| {
-            self.shown.insert(job_id, at);
-            (job_id, Some(at))
-        });
-        let mut out: Vec<Decision> = shown
-            .chain(lost.into_iter().map(|job_id| (job_id, None)))
-            .map(|(job_id, start_at)| Decision {
-                job_id,
-                action: Action::Wait,
-                reason: String::new(),
-                for_resources: false,
-                note: None,
-                start_at,
-            })
-            .collect();
-        out.sort_unstable_by_key(|d| d.job_id);
-        out
     }
 
     /// Estimate per model flavor for pending `job`, raised to what a run
@@ -948,6 +867,70 @@ fn forecast_of(
             *entry = (at, f.flavor);
         }
     }
+    out
+}
+
+/// The forecast start of each record the view does not hold (one Slurm's
+/// checks have not looked at; `unchecked`: each one's start as Slurm shows
+/// it now): a wait that keeps Slurm's reason, since nothing says yet that
+/// its limits let it run, with the start it would get if they do (the
+/// soonest of its tasks', not before `now`). Written only where it differs
+/// from the start shown by a second and by 5% of the time left until it,
+/// and at most [`SHOWN_PER_PLAN`] per plan: the ones showing none first,
+/// soonest first, then those furthest off. A long queue would otherwise
+/// cost a store per record at each cycle under slurmctld's locks, and a
+/// start an hour away need not follow each second's drift. A record the
+/// plan no longer places loses the start it shows.
+fn unchecked_starts(
+    forecast: &[Forecast],
+    view: &SnapshotView<'_>,
+    unchecked: &HashMap<u32, Option<f64>>,
+    now: f64,
+) -> Vec<Decision> {
+    let mut soonest: HashMap<u32, f64> = HashMap::new();
+    for f in forecast.iter().filter(|f| f.at.is_finite()) {
+        let job_id = view::job_id_of(f.job);
+        if view.pending_record(f.job).is_none() && unchecked.contains_key(&job_id) {
+            let at = f.at.max(now);
+            let entry = soonest.entry(job_id).or_insert(at);
+            *entry = entry.min(at);
+        }
+    }
+    // (how far off it is for the time left until it, start, job)
+    let mut off: Vec<(f64, Option<f64>, u32)> = Vec::new();
+    for (&job_id, &shown) in unchecked {
+        match (shown, soonest.get(&job_id)) {
+            (None, Some(&at)) => off.push((f64::INFINITY, Some(at), job_id)),
+            (Some(_), None) => off.push((f64::INFINITY, None, job_id)),
+            (Some(was), Some(&at)) => {
+                let left = (was - now).max(SHOWN_MOVES_BY);
+                let by = (at - was).abs();
+                if by >= SHOWN_MOVES_BY.max(SHOWN_MOVES_SHARE * left) {
+                    off.push((by / left, Some(at), job_id));
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    off.sort_unstable_by(|a, b| {
+        let at = |x: &(f64, Option<f64>, u32)| x.1.unwrap_or(f64::INFINITY);
+        b.0.total_cmp(&a.0)
+            .then(at(a).total_cmp(&at(b)))
+            .then(a.2.cmp(&b.2))
+    });
+    off.truncate(SHOWN_PER_PLAN);
+    let mut out: Vec<Decision> = off
+        .into_iter()
+        .map(|(_, start_at, job_id)| Decision {
+            job_id,
+            action: Action::Wait,
+            reason: String::new(),
+            for_resources: false,
+            note: None,
+            start_at,
+        })
+        .collect();
+    out.sort_unstable_by_key(|d| d.job_id);
     out
 }
 

@@ -295,6 +295,9 @@ pub struct JobInfo {
     pub usable_nodes: Option<Vec<usize>>,
     /// For running jobs: where and since when.
     pub running: Option<Placement>,
+    /// For pending jobs: the start Slurm shows for it now (`StartTime`,
+    /// as the plan last wrote it, or backfill), if any.
+    pub shown_start: Option<f64>,
     /// Slurm may requeue it: a batch job that allows it (`--requeue`, or
     /// `JobRequeue=1`). Only such a job may be preempted.
     pub requeue: bool,
@@ -341,6 +344,7 @@ impl JobInfo {
             eligible: 0.0,
             usable_nodes: None,
             running: None,
+            shown_start: None,
             checked: Checked::Runnable,
             requeue: false,
             qos: String::new(),
