@@ -54,10 +54,11 @@ mod shim {
     use std::path::PathBuf;
 
     pub fn build() {
-        const SOURCES: [&str; 8] = [
+        const SOURCES: [&str; 9] = [
             "c_shim/sched_fairmatch.c",
             "c_shim/fm_snapshot.c",
             "c_shim/fm_start.c",
+            "c_shim/fm_lost_launch.c",
             "c_shim/fm_preempt.c",
             "c_shim/fm_deadline.c",
             "c_shim/fm_hold.c",

@@ -48,11 +48,13 @@
 #include "src/common/xstring.h"
 
 #include "src/slurmctld/acct_policy.h"
+#include "src/slurmctld/agent.h"
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
 #include "src/slurmctld/job_scheduler.h"
 #include "src/slurmctld/licenses.h"
 #include "src/slurmctld/node_scheduler.h"
+#include "src/slurmctld/ping_nodes.h"
 #include "src/slurmctld/reservation.h"
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
 #include "src/common/job_state_reason.h"	/* job_state_reason_string() */
@@ -245,6 +247,18 @@ extern uint64_t fm_started_count;
  * state file holds their allocations. */
 size_t fm_deferred_count(void);
 size_t fm_launch_deferred(fm_hold_t *h);
+
+/* fm_lost_launch.c: no lock held. When a controller that came up at
+ * `started` asks the batch nodes of the jobs started just before it to
+ * register, and asks them (once): Slurm then requeues a job whose launch
+ * the previous controller's death lost. Returns how many nodes were
+ * asked. */
+time_t fm_lost_launch_check_at(time_t started);
+size_t fm_lost_launch_check(time_t started);
+/* Fault injection for the tests: with FAIRMATCH_FAULT=crash-before-launch
+ * in slurmctld's environment, SIGKILLs slurmctld once `scripts` allocated
+ * jobs are saved and before they are launched. */
+void fm_fault_crash_before_launch(size_t scripts);
 /* Starts the jobs fairmatch does not model (EASY backfill): `queue`
  * holds the startable ones (fm_snapshot_begin() finds them) and is left
  * empty. Returns how many jobs started. */

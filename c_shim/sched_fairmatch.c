@@ -226,6 +226,7 @@ static uint32_t _make_durable(fm_hold_t *h)
 		      slurm_strerror(rc));
 	if (!fm_deferred_count())
 		return dump_us;
+	fm_fault_crash_before_launch(fm_deferred_count());
 	schedule_node_save();
 	fm_lock(h);
 	fm_hold_phase(h, FM_PHASE_LAUNCHES);
@@ -560,6 +561,8 @@ static void *_agent(void *arg)
 {
 	time_t seen_job = 0, seen_node = 0, seen_part = 0, last_cycle = 0;
 	bool reloaded = false, unfinished = false, accounting_read = false;
+	time_t started = time(NULL);
+	time_t lost_launch_check = fm_lost_launch_check_at(started);
 	struct timeval last_tick;
 	fm_events_t events = { 0 };
 	gettimeofday(&last_tick, NULL);
@@ -587,6 +590,10 @@ static void *_agent(void *arg)
 			continue;
 		gettimeofday(&last_tick, NULL);
 		time_t now = time(NULL);
+		if (lost_launch_check && now >= lost_launch_check) {
+			fm_lost_launch_check(started);
+			lost_launch_check = 0;
+		}
 		/* The update stamps have one-second resolution: while the
 		 * last change is this second or the one before, a newer
 		 * change may hide behind an equal stamp, so look anyway. */

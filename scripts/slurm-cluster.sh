@@ -8,7 +8,8 @@
 #   slurm-cluster.sh restart-ctld DIR [--sched TYPE] [--kill]
 #                       stops slurmctld (SIGTERM, or SIGKILL: a crash),
 #                       optionally switches its SchedulerType, and starts it
-#                       again on the saved state
+#                       again on the saved state (a slurmctld already dead
+#                       is only started)
 #   slurm-cluster.sh kill-node DIR NODE   SIGKILLs NODE's slurmd and its job
 #                       steps (a node that dies)
 #   slurm-cluster.sh start-node DIR NODE  starts NODE's slurmd again
@@ -136,7 +137,7 @@ if [ "$cmd" = restart-ctld ]; then
         shift
     done
     pid=$(cat "$dir/slurmctld.pid")
-    kill -s "$signal" "$pid"
+    kill -s "$signal" "$pid" 2>/dev/null || true
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
     slurmctld -f "$dir/slurm.conf"

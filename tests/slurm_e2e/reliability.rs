@@ -221,9 +221,21 @@ fn settle_endings(c: &Cluster, jobs: &[(u32, f64, f64)]) {
 /// wave is being started, SIGKILL while it runs, SIGTERM as jobs finish and
 /// the next ones start, SIGKILL again. The two GPU nodes are of two types;
 /// every fourth job takes a whole GPU node (`--gres=gpu:2`) and every
-/// sixth from the second asks for one a100 (`--gres=gpu:a100:1`).
+/// sixth from the second asks for one a100 (`--gres=gpu:a100:1`). A
+/// launch a SIGKILL loses is requeued (`t_a_launch_lost...`), and waits
+/// `cred_expire` (5 s here) to start again.
 fn restart_scenario(sched: &str) -> (Tally, Cluster) {
-    let c = Cluster::start(&["--sched", sched, "--gpu-types", "a100,v100"], PREEMPTIVE);
+    let c = Cluster::start(
+        &[
+            "--sched",
+            sched,
+            "--gpu-types",
+            "a100,v100",
+            "--cred-expire",
+            "5",
+        ],
+        PREEMPTIVE,
+    );
     let jobs: Vec<(u32, f64, f64)> = (0..24)
         .map(|i| {
             let g = 2.0 + (i * 7 % 5) as f64 * 0.5;
@@ -287,6 +299,79 @@ fn q_every_job_completes_once_across_controller_restarts() {
         fairmatch.completed >= backfill.completed,
         "backfill {backfill}, fairmatch {fairmatch}"
     );
+}
+
+/// fairmatch writes the job state file before it launches the scripts it
+/// allocated, so a controller that dies between the two comes back with
+/// jobs RUNNING whose scripts never reached a node. The fault makes the
+/// crash land there every time: slurmctld SIGKILLs itself once the first
+/// allocated scripts are saved. Slurm's own purge requeues such a job only
+/// when its node next registers (200 s here, half an hour at the default
+/// SlurmdTimeout); fairmatch asks the nodes to register once Slurm's grace
+/// has passed, 23 s after the restart here. A requeued job waits
+/// `cred_expire` (5 s here, Slurm's default 120 s) before it starts again.
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn t_a_launch_lost_to_a_crash_is_requeued_and_runs_once() {
+    let c = Cluster::start_with_env(
+        &["--cred-expire", "5"],
+        PREEMPTIVE,
+        &[("FAIRMATCH_FAULT", "crash-before-launch")],
+    );
+    // Held and released at once, so that the first cycle that starts any
+    // starts all three.
+    let ids: Vec<u32> = (0..3)
+        .map(|_| {
+            c.submit(
+                &["-H", "-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)],
+                1.0,
+                1.0,
+            )
+        })
+        .collect();
+    c.release(&ids);
+    c.wait_log(
+        "injected fault (FAIRMATCH_FAULT=crash-before-launch)",
+        1,
+        Duration::from_secs(30),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c.controller_up() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!c.controller_up(), "the fault did not stop slurmctld");
+    // Started again without the fault (the restart does not pass it on).
+    let restarted = now();
+    c.crash_controller();
+    let lost: Vec<u32> = ids
+        .iter()
+        .copied()
+        .filter(|&id| c.job(id)["JobState"] == "RUNNING" && c.runs(id) == 0)
+        .collect();
+    let t = tally(&c, &ids, restarted, Duration::from_secs(90));
+    eprintln!(
+        "launch lost to a crash: jobs {lost:?} were RUNNING without a script after the restart; {t}"
+    );
+    assert!(!lost.is_empty(), "no launch was lost: {}", c.log_tail());
+    assert!(
+        t.perfect(),
+        "{t}\n{}\n{}",
+        t.unfinished.join("\n"),
+        c.log_tail()
+    );
+    let log = c.log();
+    for &id in &lost {
+        assert!(
+            log.contains(&format!("Batch JobId={id} missing from batch node")),
+            "JobId={id} was not requeued by Slurm: {}",
+            c.log_tail()
+        );
+    }
+    // Slurm's grace (BatchStartTimeout 10 s and MessageTimeout 10 s) and
+    // ours (3 s), cred_expire and the 1 s run: 30 s of slack on a noisy
+    // machine, far below the 200 s of Slurm's own next registration.
+    assert!(t.makespan <= 23.0 + 5.0 + 1.0 + 30.0, "{t}");
+    assert!(c.controller_up());
 }
 
 fn wait_node(c: &Cluster, node: &str, want: &[&str], timeout: Duration) {
