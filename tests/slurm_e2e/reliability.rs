@@ -318,18 +318,24 @@ fn t_a_launch_lost_to_a_crash_is_requeued_and_runs_once() {
         PREEMPTIVE,
         &[("FAIRMATCH_FAULT", "crash-before-launch")],
     );
-    // Held and released at once, so that the first cycle that starts any
-    // starts all three.
+    // Eligible in the same second, so that the cycle that starts any
+    // starts all three (a release is one RPC per job, and the crash would
+    // take the later ones with it).
     let ids: Vec<u32> = (0..3)
         .map(|_| {
             c.submit(
-                &["-H", "-p", "cpu,gpu", "--comment", &hint(1.0, 1.0)],
+                &[
+                    "--begin=now+3",
+                    "-p",
+                    "cpu,gpu",
+                    "--comment",
+                    &hint(1.0, 1.0),
+                ],
                 1.0,
                 1.0,
             )
         })
         .collect();
-    c.release(&ids);
     c.wait_log(
         "injected fault (FAIRMATCH_FAULT=crash-before-launch)",
         1,
