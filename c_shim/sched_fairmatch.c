@@ -426,11 +426,11 @@ static bool _cycle(void)
 		fairmatch_rs_observe(outcomes, n_outcomes);
 	char phases[200];
 	_phases_text(&hold, phases, sizeof(phases));
-	debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, plan %u us, state save %u us; first hold on a CPU %u us, later holds at most %u us), %u queued (%zu checked), %zu starts tried; %s",
+	debug("fairmatch: cycle %u us (%u us under slurmctld's locks in %u holds, longest %u us, longest on a CPU %u us; snapshot %u us, plan %u us, state save %u us; first hold on a CPU %u us, later holds at most %u us), %u queued (%zu checked), %lld decisions, %zu starts tried; %s",
 	      cycle_us, hold.total_us, hold.holds, hold.longest_us,
 	      hold.longest_cpu_us, snapshot_us, plan_us, save_us,
 	      hold.first_cpu_us, hold.later_cpu_us, queue_len, checked,
-	      n_outcomes, phases);
+	      (long long) MAX(count, 0), n_outcomes, phases);
 	xfree(decisions);
 	xfree(outcomes);
 	return applied;
