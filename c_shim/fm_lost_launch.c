@@ -9,10 +9,13 @@
  * BatchStartTimeout after the restart, but after the registrations of the
  * restart itself a node registers only every 20 pings (200 s with
  * SlurmdTimeout=30, over half an hour with the default 300), and the job
- * holds its nodes idle all that time. So once that grace has passed, the
- * batch nodes of the jobs started shortly before the restart are asked to
- * register: Slurm's own rule then requeues a job whose script is missing,
- * and a job whose script runs is only confirmed.
+ * holds its nodes idle all that time. So the agent notes, before its first
+ * cycle starts anything, the batch jobs the state file holds as started in
+ * the last minute; once that grace has passed, it asks the batch nodes of
+ * those still running as they were to register. Slurm's own rule then
+ * requeues a job whose script is missing, and only confirms one whose
+ * script runs. Nothing is relaunched here: a second launch of a script
+ * that runs makes slurmd ask for the job's requeue.
  */
 
 #include <signal.h>
@@ -26,6 +29,14 @@
  * minute leaves room for a save that took long. */
 #define LOST_LAUNCH_WINDOW 60
 
+/* Agent thread only: the jobs noted at its start. */
+typedef struct {
+	uint32_t job_id;
+	time_t start_time;
+} suspect_t;
+static suspect_t *suspects = NULL;
+static size_t n_suspects = 0;
+
 time_t fm_lost_launch_check_at(time_t started)
 {
 	/* _purge_missing_jobs' own grace, counted from the loading of the
@@ -35,8 +46,42 @@ time_t fm_lost_launch_check_at(time_t started)
 	       MIN(DEFAULT_MSG_TIMEOUT, slurm_conf.msg_timeout) + 3;
 }
 
-size_t fm_lost_launch_check(time_t started)
+/* A batch job running on a node, as Slurm's purge tests them. */
+static bool _runs_a_script(job_record_t *job_ptr)
 {
+	return IS_JOB_RUNNING(job_ptr) && !IS_JOB_CONFIGURING(job_ptr) &&
+	       job_ptr->batch_flag && !job_ptr->het_job_offset &&
+	       job_ptr->batch_host;
+}
+
+void fm_lost_launch_note(void)
+{
+	/* Waits for the job state to be loaded: slurmctld holds its locks
+	 * while it reads slurm.conf and the state files. */
+	slurmctld_lock_t job_read = { .job = READ_LOCK };
+	lock_slurmctld(job_read);
+	time_t since = time(NULL) - LOST_LAUNCH_WINDOW;
+	xfree(suspects);
+	n_suspects = 0;
+	list_itr_t *it = list_iterator_create(job_list);
+	job_record_t *job_ptr;
+	while ((job_ptr = list_next(it))) {
+		if (!_runs_a_script(job_ptr) || job_ptr->start_time < since)
+			continue;
+		xrecalloc(suspects, n_suspects + 1, sizeof(suspect_t));
+		suspects[n_suspects++] = (suspect_t) {
+			.job_id = job_ptr->job_id,
+			.start_time = job_ptr->start_time,
+		};
+	}
+	list_iterator_destroy(it);
+	unlock_slurmctld(job_read);
+}
+
+size_t fm_lost_launch_check(void)
+{
+	if (!n_suspects)
+		return 0;
 	slurmctld_lock_t locks = { .job = READ_LOCK, .node = READ_LOCK };
 	agent_arg_t *args = xmalloc(sizeof(*args));
 	args->msg_type = REQUEST_NODE_REGISTRATION_STATUS;
@@ -44,29 +89,25 @@ size_t fm_lost_launch_check(time_t started)
 	args->hostlist = hostlist_create(NULL);
 
 	lock_slurmctld(locks);
-	list_itr_t *it = list_iterator_create(job_list);
-	job_record_t *job_ptr;
-	while ((job_ptr = list_next(it))) {
-		/* The jobs started in the minute before this controller came
-		 * up whose scripts run on a node, as Slurm's purge tests them;
-		 * those the registrations since have seen running are asked
-		 * about again, which only confirms them. */
-		if (!IS_JOB_RUNNING(job_ptr) || IS_JOB_CONFIGURING(job_ptr) ||
-		    !job_ptr->batch_flag || job_ptr->het_job_offset ||
-		    !job_ptr->batch_host ||
-		    job_ptr->start_time < started - LOST_LAUNCH_WINDOW ||
-		    job_ptr->start_time > started)
+	for (size_t i = 0; i < n_suspects; i++) {
+		job_record_t *job_ptr = find_job_record(suspects[i].job_id);
+		/* Ended, requeued or seen by Slurm meanwhile: not ours to ask
+		 * about. */
+		if (!job_ptr || !_runs_a_script(job_ptr) ||
+		    job_ptr->start_time != suspects[i].start_time)
 			continue;
 		node_record_t *node_ptr = find_node_record(job_ptr->batch_host);
-		if (!node_ptr)
+		if (!node_ptr || IS_NODE_DOWN(node_ptr) ||
+		    IS_NODE_NO_RESPOND(node_ptr))
 			continue;
 		if (args->protocol_version > node_ptr->protocol_version)
 			args->protocol_version = node_ptr->protocol_version;
 		hostlist_push_host(args->hostlist, job_ptr->batch_host);
 		args->node_count++;
 	}
-	list_iterator_destroy(it);
 	unlock_slurmctld(locks);
+	xfree(suspects);
+	n_suspects = 0;
 
 	if (!args->node_count) {
 		hostlist_destroy(args->hostlist);
@@ -77,7 +118,7 @@ size_t fm_lost_launch_check(time_t started)
 	size_t nodes = hostlist_count(args->hostlist);
 	args->node_count = nodes;
 	char *names = hostlist_ranged_string_xmalloc(args->hostlist);
-	info("fairmatch: asking %s to register: batch jobs started there just before this controller came up have not been seen running (Slurm requeues any whose script is missing)",
+	info("fairmatch: asking %s to register: batch jobs the previous controller started there just before it stopped have not been seen running (Slurm requeues any whose script is missing)",
 	     names);
 	xfree(names);
 	/* The agent ends every registration request with ping_end(). */

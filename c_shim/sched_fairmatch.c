@@ -561,11 +561,12 @@ static void *_agent(void *arg)
 {
 	time_t seen_job = 0, seen_node = 0, seen_part = 0, last_cycle = 0;
 	bool reloaded = false, unfinished = false, accounting_read = false;
-	time_t started = time(NULL);
-	time_t lost_launch_check = fm_lost_launch_check_at(started);
+	time_t lost_launch_check = fm_lost_launch_check_at(time(NULL));
 	struct timeval last_tick;
 	fm_events_t events = { 0 };
 	gettimeofday(&last_tick, NULL);
+	/* Before this agent starts anything. */
+	fm_lost_launch_note();
 	while (_sleep_ms(_next_sleep_ms(&last_tick))) {
 		slurm_mutex_lock(&term_lock);
 		bool reload = reload_config;
@@ -591,7 +592,7 @@ static void *_agent(void *arg)
 		gettimeofday(&last_tick, NULL);
 		time_t now = time(NULL);
 		if (lost_launch_check && now >= lost_launch_check) {
-			fm_lost_launch_check(started);
+			fm_lost_launch_check();
 			lost_launch_check = 0;
 		}
 		/* The update stamps have one-second resolution: while the
