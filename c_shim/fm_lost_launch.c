@@ -29,22 +29,14 @@
  * minute leaves room for a save that took long. */
 #define LOST_LAUNCH_WINDOW 60
 
-/* Agent thread only: the jobs noted at its start. */
+/* Agent thread only: the jobs noted at its start, and when to ask. */
 typedef struct {
 	uint32_t job_id;
 	time_t start_time;
 } suspect_t;
 static suspect_t *suspects = NULL;
-static size_t n_suspects = 0;
-
-time_t fm_lost_launch_check_at(time_t started)
-{
-	/* _purge_missing_jobs' own grace, counted from the loading of the
-	 * job state (which set time_last_active, and which 22.05 does after
-	 * this plugin's init), plus slack for its whole-second times. */
-	return started + slurm_conf.batch_start_timeout +
-	       MIN(DEFAULT_MSG_TIMEOUT, slurm_conf.msg_timeout) + 3;
-}
+static size_t n_suspects = 0, cap_suspects = 0;
+static time_t check_at = 0;
 
 /* A batch job running on a node, as Slurm's purge tests them. */
 static bool _runs_a_script(job_record_t *job_ptr)
@@ -57,18 +49,22 @@ static bool _runs_a_script(job_record_t *job_ptr)
 void fm_lost_launch_note(void)
 {
 	/* Waits for the job state to be loaded: slurmctld holds its locks
-	 * while it reads slurm.conf and the state files. */
+	 * while it reads slurm.conf and the state files (22.05 inits this
+	 * plugin first). */
 	slurmctld_lock_t job_read = { .job = READ_LOCK };
 	lock_slurmctld(job_read);
-	time_t since = time(NULL) - LOST_LAUNCH_WINDOW;
-	xfree(suspects);
+	time_t now = time(NULL);
 	n_suspects = 0;
 	list_itr_t *it = list_iterator_create(job_list);
 	job_record_t *job_ptr;
 	while ((job_ptr = list_next(it))) {
-		if (!_runs_a_script(job_ptr) || job_ptr->start_time < since)
+		if (!_runs_a_script(job_ptr) ||
+		    job_ptr->start_time < now - LOST_LAUNCH_WINDOW)
 			continue;
-		xrecalloc(suspects, n_suspects + 1, sizeof(suspect_t));
+		if (n_suspects == cap_suspects) {
+			cap_suspects = cap_suspects ? 2 * cap_suspects : 64;
+			xrecalloc(suspects, cap_suspects, sizeof(suspect_t));
+		}
 		suspects[n_suspects++] = (suspect_t) {
 			.job_id = job_ptr->job_id,
 			.start_time = job_ptr->start_time,
@@ -76,11 +72,15 @@ void fm_lost_launch_note(void)
 	}
 	list_iterator_destroy(it);
 	unlock_slurmctld(job_read);
+	/* _purge_missing_jobs' own grace from the load (which set each
+	 * job's time_last_active), plus slack for its whole-second times. */
+	check_at = now + slurm_conf.batch_start_timeout +
+		   MIN(DEFAULT_MSG_TIMEOUT, slurm_conf.msg_timeout) + 3;
 }
 
-size_t fm_lost_launch_check(void)
+size_t fm_lost_launch_check(time_t now)
 {
-	if (!n_suspects)
+	if (!n_suspects || now < check_at)
 		return 0;
 	slurmctld_lock_t locks = { .job = READ_LOCK, .node = READ_LOCK };
 	agent_arg_t *args = xmalloc(sizeof(*args));
@@ -107,7 +107,7 @@ size_t fm_lost_launch_check(void)
 	}
 	unlock_slurmctld(locks);
 	xfree(suspects);
-	n_suspects = 0;
+	n_suspects = cap_suspects = 0;
 
 	if (!args->node_count) {
 		hostlist_destroy(args->hostlist);
@@ -130,8 +130,12 @@ size_t fm_lost_launch_check(void)
 
 void fm_fault_crash_before_launch(size_t scripts)
 {
-	const char *fault = getenv("FAIRMATCH_FAULT");
-	if (!scripts || !fault || strcmp(fault, "crash-before-launch"))
+	static int armed = -1;
+	if (armed < 0) {
+		const char *fault = getenv("FAIRMATCH_FAULT");
+		armed = fault && !strcmp(fault, "crash-before-launch");
+	}
+	if (!scripts || !armed)
 		return;
 	error("fairmatch: injected fault (FAIRMATCH_FAULT=crash-before-launch): slurmctld dies with %zu batch scripts saved as started and not launched",
 	      scripts);

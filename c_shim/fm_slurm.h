@@ -250,13 +250,12 @@ size_t fm_launch_deferred(fm_hold_t *h);
 
 /* fm_lost_launch.c, agent thread, no lock held. Before the agent's first
  * cycle: notes the batch jobs the state file holds as started in the last
- * minute. At fm_lost_launch_check_at(): asks the batch nodes of those
- * still running as they were to register, so Slurm requeues any whose
- * launch the previous controller's death lost. Returns how many nodes
- * were asked. */
-time_t fm_lost_launch_check_at(time_t started);
+ * minute. Each tick: once Slurm's grace has passed, asks the batch nodes
+ * of those still running as they were to register (once), so Slurm
+ * requeues any whose launch the previous controller's death lost. Returns
+ * how many nodes were asked. */
 void fm_lost_launch_note(void);
-size_t fm_lost_launch_check(void);
+size_t fm_lost_launch_check(time_t now);
 /* Fault injection for the tests: with FAIRMATCH_FAULT=crash-before-launch
  * in slurmctld's environment, SIGKILLs slurmctld once `scripts` allocated
  * jobs are saved and before they are launched. */

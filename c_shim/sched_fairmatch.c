@@ -561,7 +561,6 @@ static void *_agent(void *arg)
 {
 	time_t seen_job = 0, seen_node = 0, seen_part = 0, last_cycle = 0;
 	bool reloaded = false, unfinished = false, accounting_read = false;
-	time_t lost_launch_check = fm_lost_launch_check_at(time(NULL));
 	struct timeval last_tick;
 	fm_events_t events = { 0 };
 	gettimeofday(&last_tick, NULL);
@@ -591,10 +590,7 @@ static void *_agent(void *arg)
 			continue;
 		gettimeofday(&last_tick, NULL);
 		time_t now = time(NULL);
-		if (lost_launch_check && now >= lost_launch_check) {
-			fm_lost_launch_check();
-			lost_launch_check = 0;
-		}
+		fm_lost_launch_check(now);
 		/* The update stamps have one-second resolution: while the
 		 * last change is this second or the one before, a newer
 		 * change may hide behind an equal stamp, so look anyway. */
