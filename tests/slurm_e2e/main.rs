@@ -185,17 +185,20 @@ fn submit_testbed(c: &Cluster, s: &Scenario, extra: &[&str]) -> (Vec<u32>, f64) 
 
 /// The platform overhead of `c`: how much longer than its run time a job
 /// holds its slot (launch, completion notice, the scheduler's next look).
-/// Its `slots` slots run two waves of [`CALIBRATION_SECONDS`] jobs
-/// submitted with `args`; the second wave starts one run time plus one
-/// overhead after the first. Medians, not means: one launch that a busy
-/// machine delays by a second would move a mean of 16 by 0.06 s a job,
-/// and a twin's prediction by more than its slack (seen: 0.45 s against
-/// 0.13 to 0.21 s in the runs before and after).
+/// Its `slots` slots run [`CALIBRATION_WAVES`] waves of
+/// [`CALIBRATION_SECONDS`] jobs submitted with `args`; each wave starts
+/// one run time plus one overhead after the one before. Medians, not
+/// means: one launch that a busy machine delays by a second would move a
+/// mean of 16 by 0.06 s a job, and a twin's prediction by more than its
+/// slack (seen: 0.45 s against 0.13 to 0.21 s in the runs before and
+/// after). And the median of several gaps, not one: a single late wave
+/// (a slow cycle, a state save) once made a gap of 0.69 s and a
+/// prediction 11% too slow.
 fn calibrate_overhead(c: &Cluster, slots: usize, args: &[&str]) -> f64 {
     const D: f64 = CALIBRATION_SECONDS;
     let begin = (now() + 3.0).ceil();
     let at = format!("--begin={}", harness::local_time(begin));
-    let ids: Vec<u32> = (0..2 * slots)
+    let ids: Vec<u32> = (0..CALIBRATION_WAVES * slots)
         .map(|_| {
             let mut all = vec![at.as_str()];
             all.extend(args);
@@ -205,12 +208,19 @@ fn calibrate_overhead(c: &Cluster, slots: usize, args: &[&str]) -> f64 {
     c.wait_done(&ids, Duration::from_secs(60));
     let mut starts: Vec<f64> = ids.iter().map(|&id| c.record(id).start).collect();
     starts.sort_by(f64::total_cmp);
-    let median = |xs: &[f64]| {
+    let median = |xs: &mut [f64]| {
+        xs.sort_by(f64::total_cmp);
         let n = xs.len();
         (xs[(n - 1) / 2] + xs[n / 2]) / 2.0
     };
-    (median(&starts[slots..]) - median(&starts[..slots]) - D).max(0.0)
+    let waves: Vec<f64> = starts.chunks_mut(slots).map(median).collect();
+    let mut gaps: Vec<f64> = waves.windows(2).map(|w| w[1] - w[0] - D).collect();
+    median(&mut gaps).max(0.0)
 }
+
+/// How many waves [`calibrate_overhead`] runs: three gaps, so that one
+/// late wave does not set the figure.
+const CALIBRATION_WAVES: usize = 4;
 
 /// The run time of [`calibrate_overhead`]'s jobs.
 const CALIBRATION_SECONDS: f64 = 0.5;
