@@ -336,3 +336,55 @@ fn an_overdue_gang_clears_a_node_all_or_nothing() {
         }
     }
 }
+
+/// A node of two GPUs, each busy with a 100,000 s job from t = 0, beside
+/// an idle node of two CPUs; a gang on both slots of a node arrives at
+/// t = 10, 100 s on the GPUs and `on_cpus` s on the CPUs.
+fn gang_beside_idle_cpus(on_cpus: f64) -> Scenario {
+    let mut s = scenario(2, &[(0, 0.0, 100_000.0); 2]);
+    let node = |name: &str| Flavor {
+        name: name.into(),
+        slots: 2,
+        per_node: 2,
+    };
+    s.cluster = Cluster::new(vec![node("gpu"), node("cpu")]).unwrap();
+    for job in &mut s.workload.jobs {
+        job.durations.push(None);
+        job.estimates.push(None);
+    }
+    s.workload.jobs.push(Job {
+        name: "gang".into(),
+        user: 1,
+        arrival: 10.0,
+        durations: vec![Some(100.0), Some(on_cpus)],
+        estimates: vec![None, None],
+        width: Width {
+            per_node: 2,
+            nodes: 1,
+        },
+    });
+    s
+}
+
+#[test]
+fn an_overdue_gang_clears_a_faster_flavor_rather_than_wait_for_it_beside_idle_slow_nodes() {
+    // On the CPUs it would finish at 200,010 s, by waiting for the GPUs at
+    // 100,100 s: it waits for them. Overdue at 1,010 s (10x its 100 s), it
+    // clears the GPU node at the round at 1,080 s, though the idle CPUs
+    // could hold it: they would not end its wait sooner.
+    let mut policy = preemptive(1e9, false);
+    let out = run(&gang_beside_idle_cpus(200_000.0), &mut policy, 30.0);
+    assert_eq!(
+        (out[2].flavor, out[2].start, out[2].finish),
+        (0, 1_080.0, 1_180.0)
+    );
+    let mut stopped: Vec<usize> = policy.stopped.iter().map(|&(id, _)| id).collect();
+    stopped.sort_unstable();
+    assert_eq!(stopped, [0, 1]);
+    // Where the idle CPUs end it sooner than waiting would, it runs there
+    // at once and stops nothing.
+    let mut policy = preemptive(1e9, false);
+    let out = run(&gang_beside_idle_cpus(50_000.0), &mut policy, 30.0);
+    assert_eq!((out[2].flavor, out[2].start), (1, 10.0));
+    assert!(policy.stopped.is_empty(), "{:?}", policy.stopped);
+}

@@ -13,8 +13,9 @@
 //! one with the most work left: its own completion is delayed by one
 //! overdue run (plus the restart), the smallest delay relative to its
 //! length. A job of several slots is never stopped for a narrow one. An
-//! overdue job of several slots that no set of its nodes would hold within
-//! a round clears the nodes it needs, all or nothing: on each, the
+//! overdue job of several slots that would wait past a round where it
+//! finishes soonest clears the nodes it needs, all or nothing, where it
+//! then finishes sooner than by waiting: on each, the
 //! machines of running jobs that may give way (narrow ones, or gangs
 //! stopped whole), those with the most work left first, on the nodes
 //! whose clearing stops the fewest slots (`preempt_for_gangs`).
@@ -234,18 +235,26 @@ impl Allox {
         }
     }
 
-    /// Oldest first, each overdue gang that no set of its nodes would
-    /// hold within a round takes the nodes it needs, all or nothing: on
-    /// each, the machines free within the round and those of running jobs
-    /// that may give way, whole (a gang that gives way stops on all its
-    /// nodes), the jobs with the most work left first. Of the nodes that
-    /// can be cleared, those whose clearing stops the fewest slots.
+    /// Oldest first, each overdue gang that would not start within a
+    /// round where it finishes soonest without preemption (waiting for a
+    /// busy faster flavor included) takes the nodes it needs, all or
+    /// nothing, on the flavor it would finish soonest on once they are
+    /// cleared, if that is sooner than by waiting: the narrow rule. On
+    /// each node, the machines free within the round and those of running
+    /// jobs that may give way, whole (a gang that gives way stops on all
+    /// its nodes), the jobs with the most work left first. Of the nodes
+    /// that can be cleared, those whose clearing stops the fewest slots.
     ///
-    /// Where nodes of any flavor it may use would hold it within a round,
-    /// it stops nothing, though it may be waiting for a faster flavor: on
-    /// the Philly trace (idle CPU nodes beside busy GPU ones) clearing the
-    /// faster flavor's nodes instead set off 55,319 preemptions on the
-    /// first 5,000 jobs, each gang's victims taking their turn back.
+    /// Idle nodes of a slower flavor do not stop it: they would not end
+    /// its wait sooner, and the gang plan keeps it waiting for the faster
+    /// one. Before, where nodes of any flavor would hold a gang within a
+    /// round it stopped nothing, and on the Philly trace (idle CPU nodes
+    /// beside busy GPU ones) gangs waited for weeks. The storm that rule
+    /// once guarded against (55,319 preemptions on the first 5,000 jobs,
+    /// each gang's victims taking their turn back) came from slots cleared
+    /// for one job that the plan gave another; the cleared slots are now
+    /// the job's own (`Allox::cleared_for`), and the same 5,000 jobs take
+    /// 921 preemptions.
     fn preempt_for_gangs(
         &self,
         view: &View<'_>,
@@ -327,27 +336,30 @@ impl Allox {
                     clearable.push((f, slots, chosen));
                 }
             }
-            // Without preemption within a round: nothing to do.
             let mut by_flavor: Vec<Vec<&(usize, usize, Vec<usize>)>> =
                 vec![Vec::new(); view.flavors.len()];
             for c in &clearable {
                 by_flavor[c.0].push(c);
             }
-            if by_flavor
-                .iter()
-                .any(|nodes| nodes.iter().filter(|c| c.2.is_empty()).count() >= width.nodes)
-            {
+            // Without preemption: where it finishes soonest, waiting for
+            // a busy faster flavor included. If it starts there within a
+            // round, nothing to do.
+            let Some((waiting_start, waiting_finish)) =
+                gang_soonest_finish(view, job, &on_node, free_in)
+            else {
+                continue;
+            };
+            if waiting_start <= rule.round {
                 continue;
             }
             // The flavor where it finishes soonest among those that can
-            // be cleared; its cheapest nodes.
+            // be cleared, if sooner than by waiting; its cheapest nodes.
             let pick = (0..view.flavors.len())
                 .filter(|&f| by_flavor[f].len() >= width.nodes)
-                .min_by(|&a, &b| {
-                    let p = |f: usize| job.estimates[f].unwrap_or(f64::INFINITY);
-                    p(a).total_cmp(&p(b)).then(a.cmp(&b))
-                });
-            let Some(f) = pick else { continue };
+                .filter_map(|f| job.estimates[f].map(|p| (f, p)))
+                .filter(|&(_, p)| p < waiting_finish)
+                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            let Some((f, _)) = pick else { continue };
             let mut nodes = by_flavor[f].clone();
             nodes.sort_by_key(|c| c.1);
             let mut stopped: Vec<usize> = nodes[..width.nodes]
@@ -379,4 +391,40 @@ impl Allox {
             .retain(|id, _| waiting.contains(id) || running.contains(id));
         self.cleared_for.retain(|id, _| waiting.contains(id));
     }
+}
+
+/// Where the gang `job` would start and finish soonest without
+/// preemption, waiting for busy nodes included: on each flavor it may
+/// use, the time its `width.nodes`-th node has `width.per_node` slots
+/// free (by `free_in`), plus its run there. `None` if no flavor has
+/// nodes enough.
+fn gang_soonest_finish(
+    view: &View<'_>,
+    job: &PendingJob,
+    on_node: &std::collections::BTreeMap<usize, Vec<usize>>,
+    free_in: &[f64],
+) -> Option<(f64, f64)> {
+    let width = job.width;
+    let mut node_free: Vec<Vec<f64>> = vec![Vec::new(); view.flavors.len()];
+    for machines in on_node.values() {
+        let f = view.machines[machines[0]].flavor;
+        if job.estimates[f].is_none() || machines.len() < width.per_node {
+            continue;
+        }
+        let mut free: Vec<f64> = machines.iter().map(|&m| free_in[m]).collect();
+        free.sort_by(f64::total_cmp);
+        node_free[f].push(free[width.per_node - 1]);
+    }
+    (0..view.flavors.len())
+        .filter_map(|f| {
+            let p = job.estimates[f]?;
+            let nodes = &mut node_free[f];
+            if nodes.len() < width.nodes {
+                return None;
+            }
+            nodes.sort_by(f64::total_cmp);
+            let start = nodes[width.nodes - 1];
+            Some((start, start + p))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
 }
