@@ -369,10 +369,11 @@ fn gang_beside_idle_cpus(on_cpus: f64) -> Scenario {
 #[test]
 fn an_overdue_gang_clears_a_faster_flavor_rather_than_wait_for_it_beside_idle_slow_nodes() {
     // On the CPUs it would finish at 200,010 s, by waiting for the GPUs at
-    // 100,100 s: it waits for them. Overdue at 1,010 s (10x its 100 s), it
-    // clears the GPU node at the round at 1,080 s, though the idle CPUs
-    // could hold it: they would not end its wait sooner.
-    let mut policy = preemptive(1e9, false);
+    // 100,100 s: it waits for them. Overdue at 1,010 s (10x its 100 s),
+    // and bound to wait past the 20,000 s bound, it clears the GPU node at
+    // the round at 1,080 s, though the idle CPUs could hold it: they would
+    // not end its wait sooner.
+    let mut policy = preemptive(20_000.0, false);
     let out = run(&gang_beside_idle_cpus(200_000.0), &mut policy, 30.0);
     assert_eq!(
         (out[2].flavor, out[2].start, out[2].finish),
@@ -381,9 +382,15 @@ fn an_overdue_gang_clears_a_faster_flavor_rather_than_wait_for_it_beside_idle_sl
     let mut stopped: Vec<usize> = policy.stopped.iter().map(|&(id, _)| id).collect();
     stopped.sort_unstable();
     assert_eq!(stopped, [0, 1]);
+    // Where its wait would end within the bound, the wait for the faster
+    // flavor is the plan's choice: nothing is stopped.
+    let mut policy = preemptive(200_000.0, false);
+    let out = run(&gang_beside_idle_cpus(200_000.0), &mut policy, 30.0);
+    assert_eq!((out[2].flavor, out[2].start), (0, 100_000.0));
+    assert!(policy.stopped.is_empty(), "{:?}", policy.stopped);
     // Where the idle CPUs end it sooner than waiting would, it runs there
     // at once and stops nothing.
-    let mut policy = preemptive(1e9, false);
+    let mut policy = preemptive(20_000.0, false);
     let out = run(&gang_beside_idle_cpus(50_000.0), &mut policy, 30.0);
     assert_eq!((out[2].flavor, out[2].start), (1, 10.0));
     assert!(policy.stopped.is_empty(), "{:?}", policy.stopped);
