@@ -256,7 +256,7 @@ impl Allox {
     /// nodes, and on the Philly trace (idle CPU nodes beside busy GPU
     /// ones) gangs waited for weeks. On its first 20,000 jobs this rule
     /// leaves 59 jobs waiting over a day where that left 141, for 2.3%
-    /// more average JCT. Without the least-work condition none were left,
+    /// more average JCT. Without the least-work condition 4 were left,
     /// but 11,477 preemptions cost 47% more average JCT; sending such a
     /// gang to the idle slower nodes where that cost less in total
     /// completion time than clearing made no difference. The storm the
