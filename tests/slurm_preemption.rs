@@ -327,3 +327,68 @@ fn an_overdue_gang_clears_one_node_whole_and_starts_there_first() {
     assert_eq!(started(&d, 5).as_deref(), Some("g1"), "{d:?}");
     assert_eq!(started(&d, 6), None, "{d:?}");
 }
+
+/// Partition `fast` of f1 and f2 and partition `slow` of s1 and s2, one
+/// CPU each. On f1 and f2, opted-in jobs of 100,000 s run since 100 s; the
+/// slow nodes are idle. A gang on both CPUs of two nodes, 100 s on the fast
+/// nodes and 100,000 s on the slow ones, waits since 100 s: it finishes
+/// soonest by waiting for the fast nodes, about 100,100 s on.
+fn gang_beside_idle_slow_nodes(now: f64) -> Snapshot {
+    let run = |id: u32, node: &str| JobInfo {
+        requeue: true,
+        running: Some(Placement {
+            partition: "fast".into(),
+            nodes: vec![node.into()],
+            start: 100.0,
+        }),
+        ..JobInfo::pending(
+            id,
+            "alice",
+            "fairmatch: fast=100000s preemptible",
+            &["fast"],
+        )
+    };
+    Snapshot {
+        now,
+        nodes: ["f1", "f2", "s1", "s2"]
+            .into_iter()
+            .map(|n| NodeInfo::up(n, 1, ""))
+            .collect(),
+        partitions: vec![
+            PartitionInfo::new("fast", vec![0, 1]),
+            PartitionInfo::new("slow", vec![2, 3]),
+        ],
+        pending: vec![JobInfo {
+            nodes: 2,
+            cpus: 2,
+            eligible: 100.0,
+            ..JobInfo::pending(
+                3,
+                "bob",
+                "fairmatch: fast=100s slow=100000s",
+                &["fast", "slow"],
+            )
+        }],
+        running: vec![run(1, "f1"), run(2, "f2")],
+        finished: Vec::new(),
+    }
+}
+
+#[test]
+fn an_overdue_gang_beside_idle_slow_nodes_clears_fast_ones_only_past_max_wait() {
+    // Its wait for the fast nodes would end within a bound of 1,000,000 s:
+    // overdue at 10x its run (1,000 s), it stops nothing.
+    let mut planner = Planner::new(Config {
+        max_wait: Some(1_000_000.0),
+        ..preemptive()
+    });
+    let d = planner.plan(&gang_beside_idle_slow_nodes(1_500.0));
+    assert_eq!(preempted(&d), vec![], "{d:?}");
+    // Past the 300 s bound, it clears both fast nodes, whose jobs have
+    // more work left than its run.
+    let mut planner = Planner::new(preemptive());
+    let d = planner.plan(&gang_beside_idle_slow_nodes(500.0));
+    let mut stopped = preempted(&d);
+    stopped.sort_unstable();
+    assert_eq!(stopped, vec![(1, false), (2, false)], "{d:?}");
+}
