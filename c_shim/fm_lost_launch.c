@@ -30,12 +30,7 @@
 #define LOST_LAUNCH_WINDOW 60
 
 /* Agent thread only: the jobs noted at its start, and when to ask. */
-typedef struct {
-	uint32_t job_id;
-	time_t start_time;
-} suspect_t;
-static suspect_t *suspects = NULL;
-static size_t n_suspects = 0, cap_suspects = 0;
+static fm_noted_jobs_t suspects = { 0 };
 static time_t check_at = 0;
 
 /* A batch job running on a node, as Slurm's purge tests them. */
@@ -54,21 +49,14 @@ void fm_lost_launch_note(void)
 	slurmctld_lock_t job_read = { .job = READ_LOCK };
 	lock_slurmctld(job_read);
 	time_t now = time(NULL);
-	n_suspects = 0;
+	suspects.n = 0;
 	list_itr_t *it = list_iterator_create(job_list);
 	job_record_t *job_ptr;
 	while ((job_ptr = list_next(it))) {
 		if (!_runs_a_script(job_ptr) ||
 		    job_ptr->start_time < now - LOST_LAUNCH_WINDOW)
 			continue;
-		if (n_suspects == cap_suspects) {
-			cap_suspects = cap_suspects ? 2 * cap_suspects : 64;
-			xrecalloc(suspects, cap_suspects, sizeof(suspect_t));
-		}
-		suspects[n_suspects++] = (suspect_t) {
-			.job_id = job_ptr->job_id,
-			.start_time = job_ptr->start_time,
-		};
+		fm_noted_jobs_add(&suspects, job_ptr);
 	}
 	list_iterator_destroy(it);
 	unlock_slurmctld(job_read);
@@ -80,7 +68,7 @@ void fm_lost_launch_note(void)
 
 size_t fm_lost_launch_check(time_t now)
 {
-	if (!n_suspects || now < check_at)
+	if (!suspects.n || now < check_at)
 		return 0;
 	slurmctld_lock_t locks = { .job = READ_LOCK, .node = READ_LOCK };
 	agent_arg_t *args = xmalloc(sizeof(*args));
@@ -89,12 +77,11 @@ size_t fm_lost_launch_check(time_t now)
 	args->hostlist = hostlist_create(NULL);
 
 	lock_slurmctld(locks);
-	for (size_t i = 0; i < n_suspects; i++) {
-		job_record_t *job_ptr = find_job_record(suspects[i].job_id);
+	for (size_t i = 0; i < suspects.n; i++) {
+		job_record_t *job_ptr = fm_noted_job(&suspects, i);
 		/* Ended, requeued or seen by Slurm meanwhile: not ours to ask
 		 * about. */
-		if (!job_ptr || !_runs_a_script(job_ptr) ||
-		    job_ptr->start_time != suspects[i].start_time)
+		if (!job_ptr || !_runs_a_script(job_ptr))
 			continue;
 		node_record_t *node_ptr = find_node_record(job_ptr->batch_host);
 		if (!node_ptr || IS_NODE_DOWN(node_ptr) ||
@@ -106,8 +93,8 @@ size_t fm_lost_launch_check(time_t now)
 		args->node_count++;
 	}
 	unlock_slurmctld(locks);
-	xfree(suspects);
-	n_suspects = cap_suspects = 0;
+	xfree(suspects.at);
+	suspects.n = suspects.cap = 0;
 
 	if (!args->node_count) {
 		hostlist_destroy(args->hostlist);

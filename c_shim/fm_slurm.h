@@ -245,6 +245,40 @@ uint32_t fm_deadline_limit(job_record_t *job_ptr, part_record_t *part_ptr);
 extern uint64_t fm_started_count;
 /* Batch jobs allocated but not launched yet; launches them once the job
  * state file holds their allocations. */
+/* Jobs noted by id and start time, to be found again under a later hold:
+ * a job requeued or started again since has another start time, and is
+ * not the one noted. Grows by doubling (a busy site starts hundreds of
+ * jobs a minute). */
+typedef struct {
+	struct {
+		uint32_t job_id;
+		time_t start_time;
+	} *at;
+	size_t n, cap;
+} fm_noted_jobs_t;
+
+static inline void fm_noted_jobs_add(fm_noted_jobs_t *jobs,
+				     job_record_t *job_ptr)
+{
+	if (jobs->n == jobs->cap) {
+		jobs->cap = jobs->cap ? 2 * jobs->cap : 64;
+		xrecalloc(jobs->at, jobs->cap, sizeof(*jobs->at));
+	}
+	jobs->at[jobs->n].job_id = job_ptr->job_id;
+	jobs->at[jobs->n].start_time = job_ptr->start_time;
+	jobs->n++;
+}
+
+/* The `i`th noted job if it still is as noted, else NULL; job lock held. */
+static inline job_record_t *fm_noted_job(const fm_noted_jobs_t *jobs,
+					 size_t i)
+{
+	job_record_t *job_ptr = find_job_record(jobs->at[i].job_id);
+	if (!job_ptr || job_ptr->start_time != jobs->at[i].start_time)
+		return NULL;
+	return job_ptr;
+}
+
 size_t fm_deferred_count(void);
 size_t fm_launch_deferred(fm_hold_t *h);
 

@@ -18,12 +18,7 @@ uint64_t fm_started_count = 0;
 
 /* Batch jobs allocated this cycle whose scripts wait for the state file
  * to hold the allocation (fm_launch_deferred). */
-typedef struct {
-	uint32_t job_id;
-	time_t start_time;
-} deferred_t;
-static deferred_t *deferred = NULL;
-static size_t n_deferred = 0, cap_deferred = 0;
+static fm_noted_jobs_t deferred = { 0 };
 
 typedef struct {
 	bool changed;
@@ -132,20 +127,13 @@ static void _launch(job_record_t *job_ptr)
 	if (job_ptr->batch_flag == 0) {
 		srun_allocate(job_ptr);
 	} else if (!IS_JOB_CONFIGURING(job_ptr)) {
-		if (n_deferred == cap_deferred) {
-			cap_deferred = cap_deferred ? 2 * cap_deferred : 64;
-			xrecalloc(deferred, cap_deferred, sizeof(deferred_t));
-		}
-		deferred[n_deferred++] = (deferred_t) {
-			.job_id = job_ptr->job_id,
-			.start_time = job_ptr->start_time,
-		};
+		fm_noted_jobs_add(&deferred, job_ptr);
 	}
 }
 
 size_t fm_deferred_count(void)
 {
-	return n_deferred;
+	return deferred.n;
 }
 
 /* The sleep between two launches' holds. Each launch wakes Slurm's agent,
@@ -160,7 +148,7 @@ size_t fm_deferred_count(void)
 size_t fm_launch_deferred(fm_hold_t *h)
 {
 	size_t launched = 0;
-	for (size_t i = 0; i < n_deferred; i++) {
+	for (size_t i = 0; i < deferred.n; i++) {
 		/* One launch per hold: each wakes Slurm's agent and then a
 		 * slurmd, which take the CPUs while the launching thread
 		 * holds the locks (a hold of 24 launches spent 30 to 50 ms
@@ -170,16 +158,15 @@ size_t fm_launch_deferred(fm_hold_t *h)
 		if (i > 0)
 			fm_hold_yield_us(h, LAUNCH_GAP_US);
 		h->worked = true;
-		job_record_t *job_ptr = find_job_record(deferred[i].job_id);
+		job_record_t *job_ptr = fm_noted_job(&deferred, i);
 		/* Cancelled or requeued meanwhile: Slurm has dealt with it. */
 		if (!job_ptr || !IS_JOB_RUNNING(job_ptr) ||
-		    IS_JOB_CONFIGURING(job_ptr) || !job_ptr->batch_flag ||
-		    job_ptr->start_time != deferred[i].start_time)
+		    IS_JOB_CONFIGURING(job_ptr) || !job_ptr->batch_flag)
 			continue;
 		launch_job(job_ptr);
 		launched++;
 	}
-	n_deferred = 0;
+	deferred.n = 0;
 	return launched;
 }
 
