@@ -243,17 +243,25 @@ impl<'a> Schedule<'a> {
         }
         if width.nodes == 1 {
             // One node: the soonest any node fits, each from its own
-            // intervals (where its load drops), then best fit then.
+            // intervals (where its load drops), and best fit then, in one
+            // pass. The nodes that fit at the soonest time are exactly
+            // those whose own soonest it is (one that fit within a step
+            // would fit from the step's start), so each node is read once.
             let p = p.max(SHORTEST_HOLD);
-            let mut t = f64::INFINITY;
+            // (start, free slots then, node), the least.
+            let mut best: Option<(f64, usize, usize)> = None;
             for &n in &self.by_flavor[flavor] {
-                t = self.profiles[n].earliest_before(self.nodes[n].slots, width.per_node, p, t);
-                if t == 0.0 {
-                    break;
+                let bound = best.map_or(f64::INFINITY, |b| b.0);
+                let profile = &self.profiles[n];
+                if let Some((t, free)) =
+                    profile.earliest_fit(self.nodes[n].slots, width.per_node, p, bound)
+                {
+                    if best.is_none_or(|(bt, bf, _)| t < bt || free < bf) {
+                        best = Some((t, free, n));
+                    }
                 }
             }
-            let nodes = self.fit_at(flavor, width, t, p)?;
-            return Some((t, nodes));
+            return best.map(|(t, _, n)| (t, vec![n]));
         }
         // Each node fits the gang's share at the times of a few closed
         // intervals: a sweep over their ends finds the first time enough

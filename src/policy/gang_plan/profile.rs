@@ -96,13 +96,18 @@ impl<'a> Profile<'a> {
         later.fold(self.steps[k].1, |m, &(_, load)| m.max(load))
     }
 
-    /// The earliest `t` before `bound` (0, or an end of one of its
-    /// intervals: only there can its load drop) at which `need` of `slots`
-    /// are free over `[t, t + p)`, `p > 0`; else `bound`.
-    pub(super) fn earliest_before(&self, slots: usize, need: usize, p: f64, bound: f64) -> f64 {
-        let Some(limit) = slots.checked_sub(need) else {
-            return bound;
-        };
+    /// The earliest `t <= bound` (0, or an end of one of its intervals:
+    /// only there can its load drop) at which `need` of `slots` are free
+    /// over `[t, t + p)`, `p > 0`, with the slots free over that window
+    /// (what best fit compares); `None` if there is none.
+    pub(super) fn earliest_fit(
+        &self,
+        slots: usize,
+        need: usize,
+        p: f64,
+        bound: f64,
+    ) -> Option<(f64, usize)> {
+        let limit = slots.checked_sub(need)?;
         if self.steps.is_empty() {
             // Only busy slots: the load only falls, and fits from the end
             // that leaves `limit` busy.
@@ -110,30 +115,32 @@ impl<'a> Profile<'a> {
                 Some(k) => self.busy[k],
                 None => 0.0,
             };
-            return t.min(bound);
+            return (t <= bound).then(|| (t, slots - self.busy_at(t)));
         }
         // The steps in order: the first whose window fits is the earliest
         // (a window that fits from a step where the load rose fits from
         // the step before it too, so it is 0 or a drop). A step too full
         // rules out every start whose window reaches it.
         let mut k = 0;
-        'start: while k < self.steps.len() && self.steps[k].0 < bound {
+        'start: while k < self.steps.len() && self.steps[k].0 <= bound {
             let (t, load) = self.steps[k];
             if load > limit {
                 k += 1;
                 continue;
             }
+            let mut peak = load;
             let mut j = k + 1;
             while j < self.steps.len() && self.steps[j].0 < t + p {
                 if self.steps[j].1 > limit {
                     k = j + 1;
                     continue 'start;
                 }
+                peak = peak.max(self.steps[j].1);
                 j += 1;
             }
-            return t;
+            return Some((t, slots - peak));
         }
-        bound
+        None
     }
 
     /// Adds to `events` the closed intervals of the times `t` at which at
@@ -188,23 +195,22 @@ pub(super) mod reference {
             .fold(load_at(busy, used, from), usize::max)
     }
 
-    pub fn earliest_before(
+    pub fn earliest_fit(
         busy: &[f64],
         used: &[(f64, f64, usize)],
         slots: usize,
         need: usize,
         p: f64,
         bound: f64,
-    ) -> f64 {
-        let Some(limit) = slots.checked_sub(need) else {
-            return bound;
-        };
+    ) -> Option<(f64, usize)> {
+        let limit = slots.checked_sub(need)?;
         let fits = |t: f64| peak(busy, used, t, t + p) <= limit;
         let ends = busy.iter().copied().chain(used.iter().map(|&(_, e, _)| e));
-        std::iter::once(0.0)
+        let t = std::iter::once(0.0)
             .chain(ends)
-            .filter(|&t| t < bound && fits(t))
-            .fold(bound, f64::min)
+            .filter(|&t| t <= bound && fits(t))
+            .reduce(f64::min)?;
+        Some((t, slots - peak(busy, used, t, t + p)))
     }
 }
 
@@ -236,8 +242,8 @@ mod tests {
                 let p = f64::from(len.max(1));
                 for bound in [f64::INFINITY, from] {
                     proptest::prop_assert_eq!(
-                        profile.earliest_before(slots, need, p, bound),
-                        reference::earliest_before(&busy, &used, slots, need, p, bound)
+                        profile.earliest_fit(slots, need, p, bound),
+                        reference::earliest_fit(&busy, &used, slots, need, p, bound)
                     );
                 }
             }
