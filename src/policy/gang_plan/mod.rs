@@ -25,6 +25,7 @@ use super::{PendingJob, Start, View};
 use crate::model::Width;
 use crate::solver::{self, Instance, Machine, SolveError, SolverKind};
 use profile::Profile;
+use std::rc::Rc;
 
 #[cfg(feature = "cli")]
 pub mod oracle;
@@ -155,8 +156,9 @@ fn slot_instance(
 pub struct Schedule<'a> {
     nodes: &'a [PlanNode],
     profiles: Vec<Profile<'a>>,
-    /// Per flavor, its nodes.
-    by_flavor: Vec<Vec<usize>>,
+    /// Per flavor, its nodes: shared by the schedule's copies, as the
+    /// search copies a schedule for each move it weighs.
+    by_flavor: Rc<[Vec<usize>]>,
 }
 
 impl<'a> Schedule<'a> {
@@ -174,7 +176,7 @@ impl<'a> Schedule<'a> {
         Schedule {
             nodes,
             profiles,
-            by_flavor,
+            by_flavor: by_flavor.into(),
         }
     }
 
@@ -258,6 +260,9 @@ impl<'a> Schedule<'a> {
                 {
                     if best.is_none_or(|(bt, bf, _)| t < bt || free < bf) {
                         best = Some((t, free, n));
+                        if t == 0.0 && free == width.per_node {
+                            break; // nothing sooner, nothing fuller
+                        }
                     }
                 }
             }
