@@ -24,9 +24,11 @@
 use super::{PendingJob, Start, View};
 use crate::model::Width;
 use crate::solver::{self, Instance, Machine, SolveError, SolverKind};
+use fresh_nodes::FreshNodes;
 use profile::Profile;
 use std::rc::Rc;
 
+mod fresh_nodes;
 #[cfg(feature = "cli")]
 pub mod oracle;
 mod profile;
@@ -159,6 +161,11 @@ pub struct Schedule<'a> {
     /// Per flavor, its nodes: shared by the schedule's copies, as the
     /// search copies a schedule for each move it weighs.
     by_flavor: Rc<[Vec<usize>]>,
+    /// The nodes nothing is placed on, in the order a one-node job takes
+    /// them; shared as `by_flavor` is.
+    fresh: Rc<FreshNodes>,
+    /// The nodes something is placed on, in the order they were first.
+    touched: Vec<usize>,
 }
 
 impl<'a> Schedule<'a> {
@@ -177,7 +184,17 @@ impl<'a> Schedule<'a> {
             nodes,
             profiles,
             by_flavor: by_flavor.into(),
+            fresh: Rc::new(FreshNodes::new(nodes, flavors)),
+            touched: Vec::new(),
         }
+    }
+
+    /// Holds `slots` of node `n` over `[start, end)`.
+    fn add(&mut self, n: usize, start: f64, end: f64, slots: usize) {
+        if self.profiles[n].is_fresh() {
+            self.touched.push(n);
+        }
+        self.profiles[n].add(start, end, slots);
     }
 
     /// The `take` fullest nodes of `flavor` (best fit, ties by index) that
@@ -227,7 +244,7 @@ impl<'a> Schedule<'a> {
     pub fn place_at(&mut self, flavor: usize, width: Width, p: f64, t: f64) -> Option<Vec<usize>> {
         let nodes = self.fit_at(flavor, width, t, p)?;
         for &n in &nodes {
-            self.profiles[n].add(t, t + p.max(SHORTEST_HOLD), width.per_node);
+            self.add(n, t, t + p.max(SHORTEST_HOLD), width.per_node);
         }
         Some(nodes)
     }
@@ -245,24 +262,31 @@ impl<'a> Schedule<'a> {
         }
         if width.nodes == 1 {
             // One node: the soonest any node fits, each from its own
-            // intervals (where its load drops), and best fit then, in one
-            // pass. The nodes that fit at the soonest time are exactly
-            // those whose own soonest it is (one that fit within a step
-            // would fit from the step's start), so each node is read once.
+            // intervals (where its load drops), and best fit then. The
+            // nodes that fit at the soonest time are exactly those whose
+            // own soonest it is (one that fit within a step would fit from
+            // the step's start), so the least (start, free, node) over the
+            // nodes is the answer: the first untouched node of their
+            // standing order, against each touched node of the flavor.
             let p = p.max(SHORTEST_HOLD);
-            // (start, free slots then, node), the least.
-            let mut best: Option<(f64, usize, usize)> = None;
-            for &n in &self.by_flavor[flavor] {
+            let order =
+                self.fresh
+                    .order(self.nodes, &self.by_flavor[flavor], flavor, width.per_node);
+            let mut best = order
+                .iter()
+                .find(|&&(_, _, n)| self.profiles[n].is_fresh())
+                .copied();
+            for &n in &self.touched {
+                let node = &self.nodes[n];
+                if node.flavor != flavor {
+                    continue;
+                }
                 let bound = best.map_or(f64::INFINITY, |b| b.0);
-                let profile = &self.profiles[n];
                 if let Some((t, free)) =
-                    profile.earliest_fit(self.nodes[n].slots, width.per_node, p, bound)
+                    self.profiles[n].earliest_fit(node.slots, width.per_node, p, bound)
                 {
-                    if best.is_none_or(|(bt, bf, _)| t < bt || free < bf) {
+                    if best.is_none_or(|(bt, bf, bn)| t < bt || (t == bt && (free, n) < (bf, bn))) {
                         best = Some((t, free, n));
-                        if t == 0.0 && free == width.per_node {
-                            break; // nothing sooner, nothing fuller
-                        }
                     }
                 }
             }
@@ -297,7 +321,7 @@ impl<'a> Schedule<'a> {
     /// Holds `width.per_node` slots of each of `nodes` over `[t, t + p)`.
     pub fn hold(&mut self, nodes: &[usize], width: Width, t: f64, p: f64) {
         for &n in nodes {
-            self.profiles[n].add(t, t + p.max(SHORTEST_HOLD), width.per_node);
+            self.add(n, t, t + p.max(SHORTEST_HOLD), width.per_node);
         }
     }
 

@@ -38,6 +38,11 @@ impl<'a> Profile<'a> {
         }
     }
 
+    /// Whether nothing is placed on the node yet: its load only falls.
+    pub(super) fn is_fresh(&self) -> bool {
+        self.steps.is_empty()
+    }
+
     /// Slots busy at `c >= 0` (they are held from 0 and only free).
     fn busy_at(&self, c: f64) -> usize {
         self.busy.len() - self.busy.partition_point(|&e| e <= c)
