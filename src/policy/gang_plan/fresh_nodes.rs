@@ -31,7 +31,7 @@ impl FreshNodes {
     }
 
     /// The nodes of `of_flavor` (all of `flavor`) that hold `share`
-    /// slots, in the order above.
+    /// slots, every one of them, in the order above.
     pub(super) fn order(
         &self,
         nodes: &[PlanNode],
