@@ -551,7 +551,10 @@ fn searched(
     budget: usize,
 ) -> (Vec<(usize, usize)>, f64) {
     let mut evaluated = 0usize;
-    let mut best = Prefixes::of(nodes, flavors, jobs, order);
+    // Every order is scheduled from the same empty schedule, which keeps
+    // what it works out about the nodes.
+    let empty = Schedule::new(nodes, flavors);
+    let mut best = Prefixes::of(&empty, jobs, order);
     let mut improved = true;
     while improved && evaluated < budget {
         improved = false;
@@ -566,7 +569,7 @@ fn searched(
                 o[i] = (j, g);
                 evaluated += 1;
                 if best.gains(jobs, &o, i) {
-                    best = Prefixes::of(nodes, flavors, jobs, o);
+                    best = Prefixes::of(&empty, jobs, o);
                     improved = true;
                     break 'moves;
                 }
@@ -581,7 +584,7 @@ fn searched(
                 o.insert(k, moved);
                 evaluated += 1;
                 if best.gains(jobs, &o, i.min(k)) {
-                    best = Prefixes::of(nodes, flavors, jobs, o);
+                    best = Prefixes::of(&empty, jobs, o);
                     improved = true;
                     break 'moves;
                 }
@@ -609,13 +612,8 @@ struct Prefixes<'a> {
 }
 
 impl<'a> Prefixes<'a> {
-    fn of(
-        nodes: &'a [PlanNode],
-        flavors: usize,
-        jobs: &[PlanJob],
-        order: Vec<(usize, usize)>,
-    ) -> Self {
-        let mut schedule = Schedule::new(nodes, flavors);
+    fn of(empty: &Schedule<'a>, jobs: &[PlanJob], order: Vec<(usize, usize)>) -> Self {
+        let mut schedule = empty.clone();
         let mut schedules = Vec::with_capacity(order.len() + 1);
         let mut completion = Vec::with_capacity(order.len() + 1);
         let mut sum = 0.0;
