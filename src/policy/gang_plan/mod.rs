@@ -800,21 +800,28 @@ mod tests {
     proptest::proptest! {
         /// A gang's earliest start: the first time, of 0 and every end on
         /// the flavor's nodes, at which enough nodes are free for its
-        /// whole length, on the fullest such nodes.
+        /// whole length, on the fullest such nodes. Nodes of another
+        /// flavor, placed on or not, change nothing.
         #[test]
         fn the_earliest_gang_start_is_the_first_end_it_fits_at(
             busy in proptest::collection::vec(proptest::collection::vec(1u32..30, 0..3), 3..6),
+            others in proptest::collection::vec(0usize..6, 0..3),
             holds in proptest::collection::vec((0usize..6, 0u32..30, 1u32..15), 0..10),
             per_node in 1usize..3,
             wide in 1usize..4,
             p in 1u32..20,
         ) {
             let slots = 3;
-            let nodes: Vec<PlanNode> = busy
+            let mut nodes: Vec<PlanNode> = busy
                 .iter()
                 .map(|b| node(0, slots, &b.iter().map(|&e| f64::from(e)).collect::<Vec<_>>()))
                 .collect();
-            let mut schedule = Schedule::new(&nodes, 1);
+            // Some nodes of flavor 1 among them, which the queries skip.
+            let count = nodes.len();
+            for &n in &others {
+                nodes[n % count].flavor = 1;
+            }
+            let mut schedule = Schedule::new(&nodes, 2);
             let mut used: Vec<Vec<(f64, f64, usize)>> = vec![Vec::new(); nodes.len()];
             for (n, s, len) in holds {
                 let n = n % nodes.len();
@@ -825,19 +832,21 @@ mod tests {
                     used[n].push((s, e, 1));
                 }
             }
-            let width = Width::new(per_node, wide.min(nodes.len())).unwrap();
+            let ours = nodes.iter().filter(|n| n.flavor == 0).count();
+            let width = Width::new(per_node, wide.min(ours.max(1))).unwrap();
             let p = f64::from(p);
             let free = |n: usize, t: f64| {
                 slots.saturating_sub(profile::reference::peak(&nodes[n].busy_until, &used[n], t, t + p))
             };
             let mut times: Vec<f64> = vec![0.0];
-            for (n, node) in nodes.iter().enumerate() {
+            for (n, node) in nodes.iter().enumerate().filter(|(_, n)| n.flavor == 0) {
                 times.extend(&node.busy_until);
                 times.extend(used[n].iter().map(|&(_, e, _)| e));
             }
             times.sort_by(f64::total_cmp);
             let expected = times.into_iter().find_map(|t| {
                 let mut fit: Vec<(usize, usize)> = (0..nodes.len())
+                    .filter(|&n| nodes[n].flavor == 0)
                     .map(|n| (free(n, t), n))
                     .filter(|&(f, _)| f >= per_node)
                     .collect();
