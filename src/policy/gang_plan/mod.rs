@@ -253,11 +253,12 @@ impl<'a> Schedule<'a> {
     /// anything placed, and the nodes it would take then; `None` if the
     /// flavor has too few nodes of enough slots. Places nothing.
     pub fn earliest(&self, flavor: usize, width: Width, p: f64) -> Option<(f64, Vec<usize>)> {
-        let big_enough = self.by_flavor[flavor]
-            .iter()
-            .filter(|&&n| self.nodes[n].slots >= width.per_node)
-            .count();
-        if big_enough < width.nodes {
+        // Every node of the flavor that holds the share, in the order a
+        // one-node job would take them untouched.
+        let order = self
+            .fresh
+            .order(self.nodes, &self.by_flavor[flavor], flavor, width.per_node);
+        if order.len() < width.nodes {
             return None;
         }
         if width.nodes == 1 {
@@ -269,9 +270,6 @@ impl<'a> Schedule<'a> {
             // nodes is the answer: the first untouched node of their
             // standing order, against each touched node of the flavor.
             let p = p.max(SHORTEST_HOLD);
-            let order =
-                self.fresh
-                    .order(self.nodes, &self.by_flavor[flavor], flavor, width.per_node);
             let mut best = order
                 .iter()
                 .find(|&&(_, _, n)| self.profiles[n].is_fresh())
