@@ -249,6 +249,39 @@ impl<'a> Schedule<'a> {
         Some(nodes)
     }
 
+    /// [`Schedule::earliest`] for a job on one node of `flavor`, taking
+    /// `share` slots of it: its start and its node.
+    fn earliest_one(&self, flavor: usize, share: usize, p: f64) -> Option<(f64, usize)> {
+        // The soonest any node fits, each from its own intervals (where
+        // its load drops), and best fit then. The nodes that fit at the
+        // soonest time are exactly those whose own soonest it is (one that
+        // fit within a step would fit from the step's start), so the least
+        // (start, free, node) over the nodes is the answer: the first
+        // untouched node of their standing order, against each touched
+        // node of the flavor.
+        let order = self
+            .fresh
+            .order(self.nodes, &self.by_flavor[flavor], flavor, share);
+        let p = p.max(SHORTEST_HOLD);
+        let mut best = order
+            .iter()
+            .find(|&&(_, _, n)| self.profiles[n].is_fresh())
+            .copied();
+        for &n in &self.touched {
+            let node = &self.nodes[n];
+            if node.flavor != flavor {
+                continue;
+            }
+            let bound = best.map_or(f64::INFINITY, |b| b.0);
+            if let Some((t, free)) = self.profiles[n].earliest_fit(node.slots, share, p, bound) {
+                if best.is_none_or(|(bt, bf, bn)| t < bt || (t == bt && (free, n) < (bf, bn))) {
+                    best = Some((t, free, n));
+                }
+            }
+        }
+        best.map(|(t, _, n)| (t, n))
+    }
+
     /// The earliest time a job's gang fits on `flavor` without moving
     /// anything placed, and the nodes it would take then; `None` if the
     /// flavor has too few nodes of enough slots. Places nothing.
@@ -262,33 +295,9 @@ impl<'a> Schedule<'a> {
             return None;
         }
         if width.nodes == 1 {
-            // One node: the soonest any node fits, each from its own
-            // intervals (where its load drops), and best fit then. The
-            // nodes that fit at the soonest time are exactly those whose
-            // own soonest it is (one that fit within a step would fit from
-            // the step's start), so the least (start, free, node) over the
-            // nodes is the answer: the first untouched node of their
-            // standing order, against each touched node of the flavor.
-            let p = p.max(SHORTEST_HOLD);
-            let mut best = order
-                .iter()
-                .find(|&&(_, _, n)| self.profiles[n].is_fresh())
-                .copied();
-            for &n in &self.touched {
-                let node = &self.nodes[n];
-                if node.flavor != flavor {
-                    continue;
-                }
-                let bound = best.map_or(f64::INFINITY, |b| b.0);
-                if let Some((t, free)) =
-                    self.profiles[n].earliest_fit(node.slots, width.per_node, p, bound)
-                {
-                    if best.is_none_or(|(bt, bf, bn)| t < bt || (t == bt && (free, n) < (bf, bn))) {
-                        best = Some((t, free, n));
-                    }
-                }
-            }
-            return best.map(|(t, _, n)| (t, vec![n]));
+            return self
+                .earliest_one(flavor, width.per_node, p)
+                .map(|(t, n)| (t, vec![n]));
         }
         // Each node fits the gang's share at the times of a few closed
         // intervals: a sweep over their ends finds the first time enough
@@ -655,7 +664,19 @@ impl<'a> Prefixes<'a> {
 /// cannot be placed, as in [`schedule_all`].
 fn place_next(schedule: &mut Schedule<'_>, jobs: &[PlanJob], (j, f): (usize, usize)) -> f64 {
     let p = jobs[j].times[f].expect("ordered on an allowed flavor");
-    match schedule.place_earliest(f, jobs[j].width, p) {
+    let width = jobs[j].width;
+    if width.nodes == 1 {
+        // Without the list of nodes `place_earliest` returns: the search
+        // places jobs many times per decision and needs only their ends.
+        return match schedule.earliest_one(f, width.per_node, p) {
+            Some((start, n)) => {
+                schedule.hold(&[n], width, start, p);
+                start + p
+            }
+            None => f64::INFINITY,
+        };
+    }
+    match schedule.place_earliest(f, width, p) {
         Some((start, _)) => start + p,
         None => f64::INFINITY,
     }
