@@ -140,6 +140,22 @@ pub fn lp_sized(
             shares: Vec::new(),
         });
     }
+    // good_lp asks clarabel for a feasibility tolerance of 1e-9, which on
+    // rare instances of times four orders of magnitude apart stalls it
+    // ("No progress"); clarabel's own default then solves them, well
+    // within the 1e-6 the answers are compared at.
+    lp_solved(times, flavors, need, sizes, 1e-9)
+        .or_else(|_| lp_solved(times, flavors, need, sizes, 1e-8))
+}
+
+/// [`lp_sized`] at feasibility tolerance `tol_feas`.
+fn lp_solved(
+    times: &[Vec<Option<f64>>],
+    flavors: &[Flavor],
+    need: &[f64],
+    sizes: &[f64],
+    tol_feas: f64,
+) -> Result<Allocation, PolicyError> {
     let mut vars = ProblemVariables::new();
     // Bounded, so that a problem without fairness rows is not unbounded: no
     // row can exceed it anyway.
@@ -157,6 +173,7 @@ pub fn lp_sized(
         })
         .collect();
     let mut model = vars.maximise(level).using(good_lp::clarabel);
+    model.settings().tol_feas(tol_feas);
     for (j, row) in times.iter().enumerate() {
         let fair = has_row(row, need[j]);
         let mut held = Expression::from(0.0);
