@@ -43,6 +43,16 @@ impl<'a> Profile<'a> {
         self.steps.is_empty()
     }
 
+    /// With only busy slots (nothing placed), the first time at most
+    /// `limit` are in use: the load only falls, so from the end that
+    /// leaves `limit` busy, and for good.
+    fn busy_fit_from(&self, limit: usize) -> f64 {
+        match self.busy.len().checked_sub(limit + 1) {
+            Some(k) => self.busy[k],
+            None => 0.0,
+        }
+    }
+
     /// Slots busy at `c >= 0` (they are held from 0 and only free).
     fn busy_at(&self, c: f64) -> usize {
         self.busy.len() - self.busy.partition_point(|&e| e <= c)
@@ -114,12 +124,7 @@ impl<'a> Profile<'a> {
     ) -> Option<(f64, usize)> {
         let limit = slots.checked_sub(need)?;
         if self.steps.is_empty() {
-            // Only busy slots: the load only falls, and fits from the end
-            // that leaves `limit` busy.
-            let t = match self.busy.len().checked_sub(limit + 1) {
-                Some(k) => self.busy[k],
-                None => 0.0,
-            };
+            let t = self.busy_fit_from(limit);
             return (t <= bound).then(|| (t, slots - self.busy_at(t)));
         }
         // The steps in order: the first whose window fits is the earliest
@@ -153,13 +158,7 @@ impl<'a> Profile<'a> {
     /// 0`: `(start, 1)` and `(end, -1)`, the last one open-ended.
     pub(super) fn fitting_times(&self, limit: usize, held: f64, events: &mut Vec<(f64, i32)>) {
         if self.steps.is_empty() {
-            // The load only falls: it fits from the end that leaves
-            // `limit` busy.
-            let from = match self.busy.len().checked_sub(limit + 1) {
-                Some(k) => self.busy[k],
-                None => 0.0,
-            };
-            events.push((from, 1));
+            events.push((self.busy_fit_from(limit), 1));
             return;
         }
         let mut from = 0.0;
