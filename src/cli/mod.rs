@@ -317,7 +317,10 @@ pub struct SimulateArgs {
     #[arg(long)]
     json: bool,
     /// Also write every job's placement and times, for every run, to this
-    /// CSV file (run,job_id,user,flavor,machine,arrival,start,finish).
+    /// CSV file (run,job_id,user,flavor,machine,arrival,start,finish,
+    /// longest_wait,preemptions): the flavor and slot each job finished on,
+    /// when it first started and when it finished, its longest wait at a
+    /// stretch, and how many times it was preempted.
     #[arg(long, value_name = "CSV")]
     schedule_out: Option<PathBuf>,
     /// Also write a report a person can read into this directory (made if

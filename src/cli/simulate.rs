@@ -281,7 +281,16 @@ fn write_schedules(
 ) -> Result<(), csv::Error> {
     let mut out = csv::Writer::from_path(path)?;
     out.write_record([
-        "run", "job_id", "user", "flavor", "machine", "arrival", "start", "finish",
+        "run",
+        "job_id",
+        "user",
+        "flavor",
+        "machine",
+        "arrival",
+        "start",
+        "finish",
+        "longest_wait",
+        "preemptions",
     ])?;
     let machines = scenario.cluster.machine_names();
     for (run, jobs) in runs.iter().zip(schedules) {
@@ -295,6 +304,8 @@ fn write_schedules(
                 &o.arrival.to_string(),
                 &o.start.to_string(),
                 &o.finish.to_string(),
+                &o.longest_wait.to_string(),
+                &o.preemptions.to_string(),
             ])?;
         }
     }
