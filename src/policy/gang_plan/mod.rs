@@ -157,22 +157,30 @@ fn slot_instance(
 #[derive(Clone)]
 pub struct Schedule<'a> {
     nodes: &'a [PlanNode],
-    profiles: Vec<Profile<'a>>,
-    /// Per flavor, its nodes: shared by the schedule's copies, as the
-    /// search copies a schedule for each move it weighs.
+    /// Each node's profile with nothing placed: shared by the schedule's
+    /// copies, as the search copies a schedule for each move it weighs and
+    /// a move places its jobs on a few of many nodes.
+    unplaced: Rc<[Profile<'a>]>,
+    /// Per node, where its own profile is in `placed`, or [`UNPLACED`].
+    placed_at: Vec<u32>,
+    /// The nodes something is placed on, in the order they were first,
+    /// with their profiles.
+    placed: Vec<(usize, Profile<'a>)>,
+    /// Per flavor, its nodes: shared as `unplaced` is.
     by_flavor: Rc<[Vec<usize>]>,
     /// The nodes nothing is placed on, in the order a one-node job takes
-    /// them; shared as `by_flavor` is.
+    /// them; shared as `unplaced` is.
     fresh: Rc<FreshNodes>,
-    /// The nodes something is placed on, in the order they were first.
-    touched: Vec<usize>,
 }
+
+/// [`Schedule::placed_at`] of a node nothing is placed on.
+const UNPLACED: u32 = u32::MAX;
 
 impl<'a> Schedule<'a> {
     /// The nodes with their busy slots, nothing placed yet.
     pub fn new(nodes: &'a [PlanNode], flavors: usize) -> Self {
         let mut by_flavor = vec![Vec::new(); flavors];
-        let profiles = nodes
+        let unplaced = nodes
             .iter()
             .enumerate()
             .map(|(i, n)| {
@@ -182,19 +190,35 @@ impl<'a> Schedule<'a> {
             .collect();
         Schedule {
             nodes,
-            profiles,
+            unplaced,
+            placed_at: vec![UNPLACED; nodes.len()],
+            placed: Vec::new(),
             by_flavor: by_flavor.into(),
             fresh: Rc::new(FreshNodes::new(nodes, flavors)),
-            touched: Vec::new(),
         }
+    }
+
+    /// Node `n`'s profile.
+    fn profile(&self, n: usize) -> &Profile<'a> {
+        match self.placed_at[n] {
+            UNPLACED => &self.unplaced[n],
+            k => &self.placed[k as usize].1,
+        }
+    }
+
+    /// Whether nothing is placed on node `n`.
+    fn is_fresh(&self, n: usize) -> bool {
+        self.placed_at[n] == UNPLACED
     }
 
     /// Holds `slots` of node `n` over `[start, end)`.
     fn add(&mut self, n: usize, start: f64, end: f64, slots: usize) {
-        if self.profiles[n].is_fresh() {
-            self.touched.push(n);
+        if self.is_fresh(n) {
+            self.placed_at[n] = u32::try_from(self.placed.len()).expect("fewer nodes than u32::MAX");
+            self.placed.push((n, self.unplaced[n].clone()));
         }
-        self.profiles[n].add(start, end, slots);
+        let k = self.placed_at[n] as usize;
+        self.placed[k].1.add(start, end, slots);
     }
 
     /// The `take` fullest nodes of `flavor` (best fit, ties by index) that
@@ -222,7 +246,7 @@ impl<'a> Schedule<'a> {
         self.by_flavor[flavor].iter().filter_map(move |&n| {
             let free = self.nodes[n]
                 .slots
-                .saturating_sub(self.profiles[n].peak(t, t + p));
+                .saturating_sub(self.profile(n).peak(t, t + p));
             (free >= width.per_node).then_some((free, n))
         })
     }
@@ -265,15 +289,15 @@ impl<'a> Schedule<'a> {
         let p = p.max(SHORTEST_HOLD);
         let mut best = order
             .iter()
-            .find(|&&(_, _, n)| self.profiles[n].is_fresh())
+            .find(|&&(_, _, n)| self.is_fresh(n))
             .copied();
-        for &n in &self.touched {
+        for &(n, ref profile) in &self.placed {
             let node = &self.nodes[n];
             if node.flavor != flavor {
                 continue;
             }
             let bound = best.map_or(f64::INFINITY, |b| b.0);
-            if let Some((t, free)) = self.profiles[n].earliest_fit(node.slots, share, p, bound) {
+            if let Some((t, free)) = profile.earliest_fit(node.slots, share, p, bound) {
                 if best.is_none_or(|(bt, bf, bn)| t < bt || (t == bt && (free, n) < (bf, bn))) {
                     best = Some((t, free, n));
                 }
@@ -311,7 +335,7 @@ impl<'a> Schedule<'a> {
             let Some(limit) = self.nodes[n].slots.checked_sub(width.per_node) else {
                 continue;
             };
-            self.profiles[n].fitting_times(limit, held, &mut events);
+            self.profile(n).fitting_times(limit, held, &mut events);
         }
         // At equal times, starts first: the intervals are closed.
         events.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));

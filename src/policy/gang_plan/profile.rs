@@ -38,11 +38,6 @@ impl<'a> Profile<'a> {
         }
     }
 
-    /// Whether nothing is placed on the node yet: its load only falls.
-    pub(super) fn is_fresh(&self) -> bool {
-        self.steps.is_empty()
-    }
-
     /// With only busy slots (nothing placed), the first time at most
     /// `limit` are in use: the load only falls, so from the end that
     /// leaves `limit` busy, and for good.
