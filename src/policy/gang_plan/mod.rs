@@ -154,7 +154,6 @@ fn slot_instance(
 }
 
 /// The serial schedule: the nodes' profiles and what has been placed.
-#[derive(Clone)]
 pub struct Schedule<'a> {
     nodes: &'a [PlanNode],
     /// Each node's profile with nothing placed: shared by the schedule's
@@ -165,12 +164,56 @@ pub struct Schedule<'a> {
     placed_at: Vec<u32>,
     /// The nodes something is placed on, in the order they were first,
     /// with their profiles.
-    placed: Vec<(usize, Profile<'a>)>,
+    placed: Vec<Placed<'a>>,
     /// Per flavor, its nodes: shared as `unplaced` is.
     by_flavor: Rc<[Vec<usize>]>,
     /// The nodes nothing is placed on, in the order a one-node job takes
     /// them; shared as `unplaced` is.
     fresh: Rc<FreshNodes>,
+}
+
+impl Clone for Schedule<'_> {
+    fn clone(&self) -> Self {
+        Schedule {
+            nodes: self.nodes,
+            unplaced: Rc::clone(&self.unplaced),
+            placed_at: self.placed_at.clone(),
+            placed: self.placed.clone(),
+            by_flavor: Rc::clone(&self.by_flavor),
+            fresh: Rc::clone(&self.fresh),
+        }
+    }
+
+    /// Keeps this copy's buffers where they are large enough: the search
+    /// copies a schedule into the same one for each move it weighs.
+    fn clone_from(&mut self, source: &Self) {
+        self.nodes = source.nodes;
+        self.unplaced.clone_from(&source.unplaced);
+        self.placed_at.clone_from(&source.placed_at);
+        self.placed.clone_from(&source.placed);
+        self.by_flavor.clone_from(&source.by_flavor);
+        self.fresh.clone_from(&source.fresh);
+    }
+}
+
+/// A node something is placed on, and its profile.
+struct Placed<'a> {
+    node: usize,
+    profile: Profile<'a>,
+}
+
+impl Clone for Placed<'_> {
+    fn clone(&self) -> Self {
+        Placed {
+            node: self.node,
+            profile: self.profile.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.node = source.node;
+        self.profile.clone_from(&source.profile);
+    }
 }
 
 /// [`Schedule::placed_at`] of a node nothing is placed on.
@@ -202,7 +245,7 @@ impl<'a> Schedule<'a> {
     fn profile(&self, n: usize) -> &Profile<'a> {
         match self.placed_at[n] {
             UNPLACED => &self.unplaced[n],
-            k => &self.placed[k as usize].1,
+            k => &self.placed[k as usize].profile,
         }
     }
 
@@ -214,11 +257,15 @@ impl<'a> Schedule<'a> {
     /// Holds `slots` of node `n` over `[start, end)`.
     fn add(&mut self, n: usize, start: f64, end: f64, slots: usize) {
         if self.is_fresh(n) {
-            self.placed_at[n] = u32::try_from(self.placed.len()).expect("fewer nodes than u32::MAX");
-            self.placed.push((n, self.unplaced[n].clone()));
+            self.placed_at[n] =
+                u32::try_from(self.placed.len()).expect("fewer nodes than u32::MAX");
+            self.placed.push(Placed {
+                node: n,
+                profile: self.unplaced[n].clone(),
+            });
         }
         let k = self.placed_at[n] as usize;
-        self.placed[k].1.add(start, end, slots);
+        self.placed[k].profile.add(start, end, slots);
     }
 
     /// The `take` fullest nodes of `flavor` (best fit, ties by index) that
@@ -287,11 +334,12 @@ impl<'a> Schedule<'a> {
             .fresh
             .order(self.nodes, &self.by_flavor[flavor], flavor, share);
         let p = p.max(SHORTEST_HOLD);
-        let mut best = order
-            .iter()
-            .find(|&&(_, _, n)| self.is_fresh(n))
-            .copied();
-        for &(n, ref profile) in &self.placed {
+        let mut best = order.iter().find(|&&(_, _, n)| self.is_fresh(n)).copied();
+        for &Placed {
+            node: n,
+            ref profile,
+        } in &self.placed
+        {
             let node = &self.nodes[n];
             if node.flavor != flavor {
                 continue;
@@ -600,7 +648,7 @@ fn searched(
                 o[i] = (j, g);
                 evaluated += 1;
                 if best.gains(jobs, &o, i) {
-                    best = Prefixes::of(&empty, jobs, o);
+                    best.accept(jobs, o, i);
                     improved = true;
                     break 'moves;
                 }
@@ -615,7 +663,7 @@ fn searched(
                 o.insert(k, moved);
                 evaluated += 1;
                 if best.gains(jobs, &o, i.min(k)) {
-                    best = Prefixes::of(&empty, jobs, o);
+                    best.accept(jobs, o, i.min(k));
                     improved = true;
                     break 'moves;
                 }
@@ -640,26 +688,35 @@ struct Prefixes<'a> {
     /// `completion[k]`: the sum of the first `k` jobs' ends, added in
     /// order as [`total_completion`] adds them.
     completion: Vec<f64>,
+    /// Where [`Prefixes::gains`] schedules the orders it weighs.
+    scratch: Schedule<'a>,
 }
 
 impl<'a> Prefixes<'a> {
     fn of(empty: &Schedule<'a>, jobs: &[PlanJob], order: Vec<(usize, usize)>) -> Self {
-        let mut schedule = empty.clone();
-        let mut schedules = Vec::with_capacity(order.len() + 1);
-        let mut completion = Vec::with_capacity(order.len() + 1);
-        let mut sum = 0.0;
-        for &placed in &order {
-            schedules.push(schedule.clone());
-            completion.push(sum);
+        let mut prefixes = Prefixes {
+            order: Vec::new(),
+            schedules: vec![empty.clone()],
+            completion: vec![0.0],
+            scratch: empty.clone(),
+        };
+        prefixes.accept(jobs, order, 0);
+        prefixes
+    }
+
+    /// Takes `order`, equal to this one in its first `same` jobs: only the
+    /// schedules after those are placed again.
+    fn accept(&mut self, jobs: &[PlanJob], order: Vec<(usize, usize)>, same: usize) {
+        self.schedules.truncate(same + 1);
+        self.completion.truncate(same + 1);
+        let mut schedule = self.schedules[same].clone();
+        let mut sum = self.completion[same];
+        for &placed in &order[same..] {
             sum += place_next(&mut schedule, jobs, placed);
+            self.schedules.push(schedule.clone());
+            self.completion.push(sum);
         }
-        schedules.push(schedule);
-        completion.push(sum);
-        Prefixes {
-            order,
-            schedules,
-            completion,
-        }
+        self.order = order;
     }
 
     fn total(&self) -> f64 {
@@ -670,12 +727,13 @@ impl<'a> Prefixes<'a> {
     /// lower total completion (by more than rounding). Ends are times from
     /// now, never negative, so the sum only grows: it stops as soon as it
     /// reaches this order's.
-    fn gains(&self, jobs: &[PlanJob], order: &[(usize, usize)], same: usize) -> bool {
+    fn gains(&mut self, jobs: &[PlanJob], order: &[(usize, usize)], same: usize) -> bool {
         let bar = self.total() * (1.0 - 1e-12);
-        let mut schedule = self.schedules[same].clone();
+        // Into the same copy each time: its buffers are reused.
+        self.scratch.clone_from(&self.schedules[same]);
         let mut sum = self.completion[same];
         for &placed in &order[same..] {
-            sum += place_next(&mut schedule, jobs, placed);
+            sum += place_next(&mut self.scratch, jobs, placed);
             if sum >= bar {
                 return false;
             }

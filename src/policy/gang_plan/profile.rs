@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 /// Slots in use on one node over time: its busy slots (each held from now
 /// until it frees) and the plan's intervals.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(super) struct Profile<'a> {
     /// When each busy slot frees, ascending: the node's own list when it
     /// is sorted already ([`super::view_nodes`] sorts it), so that a schedule,
@@ -21,6 +21,21 @@ pub(super) struct Profile<'a> {
     /// every start (quadratic in the intervals, which wide jobs on many
     /// nodes made most of a decision's time).
     steps: Vec<(f64, usize)>,
+}
+
+impl Clone for Profile<'_> {
+    fn clone(&self) -> Self {
+        Profile {
+            busy: self.busy.clone(),
+            steps: self.steps.clone(),
+        }
+    }
+
+    /// Keeps `steps`' buffer where it is large enough.
+    fn clone_from(&mut self, source: &Self) {
+        self.busy.clone_from(&source.busy);
+        self.steps.clone_from(&source.steps);
+    }
 }
 
 impl<'a> Profile<'a> {
