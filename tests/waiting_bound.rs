@@ -395,3 +395,46 @@ fn an_overdue_gang_clears_a_faster_flavor_rather_than_wait_for_it_beside_idle_sl
     assert_eq!((out[2].flavor, out[2].start), (1, 10.0));
     assert!(policy.stopped.is_empty(), "{:?}", policy.stopped);
 }
+
+#[test]
+fn a_gang_past_the_bound_holds_a_reservation_whatever_the_backlog() {
+    // Two nodes of two slots, busy with four 100 s jobs from t = 0. A gang
+    // on both slots of a node, 500 s, arrives at t = 10, and 1,996 more
+    // jobs of 100 s at t = 20: 50,000 s of work, far past the 1,000 s
+    // bound, and each runs less than the minimum run, so none may be
+    // stopped. Shortest first the gang would wait for the whole queue;
+    // past the bound (at 1,010 s) it is planned first, and starts when a
+    // node next drains, at 1,100 s, with nothing stopped.
+    let mut s = scenario(4, &[(0, 0.0, 100.0); 4]);
+    s.cluster = Cluster::new(vec![Flavor {
+        name: "gpu".into(),
+        slots: 4,
+        per_node: 2,
+    }])
+    .unwrap();
+    let narrow = s.workload.jobs[0].clone();
+    s.workload.jobs.push(Job {
+        name: "gang".into(),
+        user: 1,
+        arrival: 10.0,
+        durations: vec![Some(500.0)],
+        estimates: vec![None],
+        width: Width {
+            per_node: 2,
+            nodes: 1,
+        },
+    });
+    for k in 0..1_996 {
+        s.workload.jobs.push(Job {
+            name: format!("late{k}"),
+            arrival: 20.0,
+            ..narrow.clone()
+        });
+    }
+    let mut policy = preemptive(1_000.0, false);
+    let out = run(&s, &mut policy, 30.0);
+    assert_eq!((out[4].start, out[4].finish), (1_100.0, 1_600.0));
+    assert!(policy.stopped.is_empty(), "{:?}", policy.stopped);
+    let last = out.iter().map(|o| o.finish).fold(0.0, f64::max);
+    assert!(last <= 50_600.0, "the queue ended at {last}");
+}
