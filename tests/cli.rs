@@ -74,6 +74,10 @@ fn motivation_case_allox_45_jsq_60() {
 
     // The two jobs that take 80 on a CPU ran on GPUs under AlloX.
     let text = std::fs::read_to_string(&schedule).unwrap();
+    assert_eq!(
+        text.lines().next(),
+        Some("run,job_id,user,flavor,machine,arrival,start,finish,longest_wait,preemptions")
+    );
     let allox: Vec<Vec<&str>> = text
         .lines()
         .skip(1)
@@ -88,6 +92,9 @@ fn motivation_case_allox_45_jsq_60() {
             "cpu"
         };
         assert_eq!(row[3], expected, "job {} ran on {}", row[1], row[3]);
+        // Nothing preempts here: its one wait is from arrival to start.
+        let time = |k: usize| row[k].parse::<f64>().unwrap();
+        assert_eq!((time(8), row[9]), (time(6) - time(5), "0"));
     }
 }
 
