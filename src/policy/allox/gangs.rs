@@ -29,8 +29,8 @@
 //! a reservation, so it starts once the nodes it holds drain, whatever
 //! keeps arriving. Preemption alone did not bound a gang's wait: beside
 //! idle slower nodes it clears a faster flavor's nodes only of jobs with
-//! more work left than its run, which a gang of days or weeks rarely finds, and a
-//! gang stopped whole for another finds none when its turn comes. On the
+//! more work left than its run, which a gang of days or weeks rarely
+//! finds, when it waits first or after it was stopped whole. On the
 //! full Philly trace (30 s restarts) 130 jobs waited over a day at a
 //! stretch, 101 of them 8-GPU jobs of 3.5 to 54 days, one for 50 days;
 //! with the reservation none did, for 8% more average JCT (20,789 s
