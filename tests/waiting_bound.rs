@@ -295,13 +295,11 @@ fn where_the_backlog_outlasts_the_bound_the_matchings_order_stands() {
     );
 }
 
-#[test]
-fn an_overdue_gang_clears_a_node_all_or_nothing() {
-    // Two nodes of two slots, each slot busy with a 100,000 s job from
-    // t = 0; a 100 s job on both slots of one node arrives at t = 10. It
-    // is overdue past 10x its length (1,000 s); at the round at 1,080 s it
-    // stops the two jobs of one node, whole, and starts there.
-    let mut s = scenario(4, &[(0, 0.0, 100_000.0); 4]);
+/// Two nodes of two slots, each slot busy with a `busy` s job from t = 0
+/// (jobs 0 to 3), and a gang on both slots of one node, `gang` s, arriving
+/// at t = 10 (job 4).
+fn busy_nodes_and_a_gang(busy: f64, gang: f64) -> Scenario {
+    let mut s = scenario(4, &[(0, 0.0, busy); 4]);
     s.cluster = Cluster::new(vec![Flavor {
         name: "gpu".into(),
         slots: 4,
@@ -312,13 +310,23 @@ fn an_overdue_gang_clears_a_node_all_or_nothing() {
         name: "gang".into(),
         user: 1,
         arrival: 10.0,
-        durations: vec![Some(100.0)],
+        durations: vec![Some(gang)],
         estimates: vec![None],
         width: Width {
             per_node: 2,
             nodes: 1,
         },
     });
+    s
+}
+
+#[test]
+fn an_overdue_gang_clears_a_node_all_or_nothing() {
+    // Two nodes of two slots, each slot busy with a 100,000 s job from
+    // t = 0; a 100 s job on both slots of one node arrives at t = 10. It
+    // is overdue past 10x its length (1,000 s); at the round at 1,080 s it
+    // stops the two jobs of one node, whole, and starts there.
+    let s = busy_nodes_and_a_gang(100_000.0, 100.0);
     let mut policy = preemptive(1e9, false);
     let out = run(&s, &mut policy, 30.0);
     assert_eq!((out[4].start, out[4].finish), (1_080.0, 1_180.0));
@@ -405,25 +413,8 @@ fn a_gang_past_the_bound_holds_a_reservation_whatever_the_backlog() {
     // stopped. Shortest first the gang would wait for the whole queue;
     // past the bound (at 1,010 s) it is planned first, and starts when a
     // node next drains, at 1,100 s, with nothing stopped.
-    let mut s = scenario(4, &[(0, 0.0, 100.0); 4]);
-    s.cluster = Cluster::new(vec![Flavor {
-        name: "gpu".into(),
-        slots: 4,
-        per_node: 2,
-    }])
-    .unwrap();
+    let mut s = busy_nodes_and_a_gang(100.0, 500.0);
     let narrow = s.workload.jobs[0].clone();
-    s.workload.jobs.push(Job {
-        name: "gang".into(),
-        user: 1,
-        arrival: 10.0,
-        durations: vec![Some(500.0)],
-        estimates: vec![None],
-        width: Width {
-            per_node: 2,
-            nodes: 1,
-        },
-    });
     for k in 0..1_996 {
         s.workload.jobs.push(Job {
             name: format!("late{k}"),

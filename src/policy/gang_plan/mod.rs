@@ -443,11 +443,11 @@ impl<'a> Prefixes<'a> {
     fn accept(&mut self, jobs: &[PlanJob], order: Vec<(usize, usize)>, same: usize) {
         self.schedules.truncate(same + 1);
         self.completion.truncate(same + 1);
-        let mut schedule = self.schedules[same].clone();
         let mut sum = self.completion[same];
         for &placed in &order[same..] {
-            sum += place_next(&mut schedule, jobs, placed);
-            self.schedules.push(schedule.clone());
+            let mut next = self.schedules[self.schedules.len() - 1].clone();
+            sum += place_next(&mut next, jobs, placed);
+            self.schedules.push(next);
             self.completion.push(sum);
         }
         self.order = order;

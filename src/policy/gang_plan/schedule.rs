@@ -169,9 +169,7 @@ impl<'a> Schedule<'a> {
     /// fits there; returns its nodes.
     pub fn place_at(&mut self, flavor: usize, width: Width, p: f64, t: f64) -> Option<Vec<usize>> {
         let nodes = self.fit_at(flavor, width, t, p)?;
-        for &n in &nodes {
-            self.add(n, t, t + p.max(SHORTEST_HOLD), width.per_node);
-        }
+        self.hold(&nodes, width, t, p);
         Some(nodes)
     }
 
