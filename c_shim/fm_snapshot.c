@@ -565,15 +565,18 @@ static bitstr_t *_usable_nodes(job_record_t *job_ptr)
 	return ok;
 }
 
-/* Pending tasks of an array the array's own limit (%N) lets start. */
+/* Pending tasks of an array the array's own limit (%N) lets start. When
+ * a split leaves one task pending, Slurm makes the array's record that
+ * task (job_array_post_sched()): it keeps its array_recs, without a task
+ * bitmap or count, and is one pending job. */
 static uint32_t _pending_tasks(job_record_t *job_ptr)
 {
 	job_array_struct_t *a = job_ptr->array_recs;
 	if (!a)
 		return 1;
-	if (!a->task_id_bitmap || a->task_cnt == 0)
+	if (a->task_id_bitmap && a->task_cnt == 0)
 		return 0;
-	uint32_t tasks = a->task_cnt;
+	uint32_t tasks = a->task_id_bitmap ? a->task_cnt : 1;
 	if (a->max_run_tasks) {
 		if (a->tot_run_tasks >= a->max_run_tasks) {
 			_set_slurm_reason(job_ptr, WAIT_ARRAY_TASK_LIMIT);

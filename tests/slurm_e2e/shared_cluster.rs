@@ -208,6 +208,27 @@ fn i_an_array_runs_where_its_hint_says() {
     c.assert_no_preemption();
 }
 
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh"]
+fn i_an_array_started_one_task_at_a_time_runs_its_last_task() {
+    // One task at a time (`%1`): each start splits one task off, and when
+    // one task is left Slurm turns the array's own record into it, with
+    // no task bitmap. Before the plan counted that record as a pending
+    // job, the last task waited for ever.
+    let c = Cluster::start(&[], PREEMPTIVE);
+    let array = c.submit(
+        &["--array=0-2%1", "-p", "gpu", "--comment", &hint(1.0, 30.0)],
+        1.0,
+        30.0,
+    );
+    c.wait_array_done(array, Duration::from_secs(60));
+    let records = c.records();
+    assert_eq!(records.len(), 3, "{records:?}");
+    for (id, r) in &records {
+        assert_eq!(r.partition, "gpu", "task {id}: {r:?}");
+    }
+}
+
 /// A 2-node job (`-t 1`, and `wide_extra`) waits for c1, busy with
 /// `blocker`; single-node jobs of 4 s keep arriving behind it for 14 s.
 /// Returns the seconds from its submission to its start.
