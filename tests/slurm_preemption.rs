@@ -392,3 +392,48 @@ fn an_overdue_gang_beside_idle_slow_nodes_clears_fast_ones_only_past_max_wait() 
     stopped.sort_unstable();
     assert_eq!(stopped, vec![(1, false), (2, false)], "{d:?}");
 }
+
+/// g1, 4 GPUs, runs an opted-in 4-GPU job of 100,000 s since 100 s;
+/// `narrow` one-GPU jobs of 100 s wait since 100 s.
+fn a_gang_and_narrow_jobs(now: f64, narrow: u32) -> Snapshot {
+    let gpu_job = |id: u32, gpus: u32, comment: &str| JobInfo {
+        gpus,
+        requeue: true,
+        eligible: 100.0,
+        ..JobInfo::pending(id, "alice", comment, &["gpu"])
+    };
+    let mut gang = gpu_job(1, 4, "fairmatch: gpu=100000s preemptible");
+    gang.running = Some(Placement {
+        partition: "gpu".into(),
+        nodes: vec!["g1".into()],
+        start: 100.0,
+    });
+    Snapshot {
+        now,
+        nodes: vec![NodeInfo::up("g1", 8, "gpu:4")],
+        partitions: vec![PartitionInfo::new("gpu", vec![0])],
+        pending: (0..narrow)
+            .map(|k| gpu_job(10 + k, 1, "fairmatch: gpu=100s"))
+            .collect(),
+        running: vec![gang],
+        finished: Vec::new(),
+    }
+}
+
+#[test]
+fn an_opted_in_gang_gives_way_to_as_many_short_jobs_for_total_jct() {
+    let gain = Config {
+        preempt: PreemptMode::Gain,
+        ..preemptive()
+    };
+    // Four 100 s jobs would wait about 99,600 s behind it: it is requeued
+    // once, for all four.
+    let d = Planner::new(gain.clone()).plan(&a_gang_and_narrow_jobs(500.0, 4));
+    assert_eq!(preempted(&d), vec![(1, false)], "{d:?}");
+    // Three would leave one of its GPUs idle: it keeps running.
+    let d = Planner::new(gain).plan(&a_gang_and_narrow_jobs(500.0, 3));
+    assert!(preempted(&d).is_empty(), "{d:?}");
+    // Preempting only for overdue jobs, it keeps running too.
+    let d = Planner::new(preemptive()).plan(&a_gang_and_narrow_jobs(500.0, 4));
+    assert!(preempted(&d).is_empty(), "{d:?}");
+}

@@ -429,3 +429,90 @@ fn a_gang_past_the_bound_holds_a_reservation_whatever_the_backlog() {
     let last = out.iter().map(|o| o.finish).fold(0.0, f64::max);
     assert!(last <= 50_600.0, "the queue ended at {last}");
 }
+
+/// One node of two slots running a 10,000 s gang on both from t = 0, and
+/// `narrow` jobs of 100 s arriving at t = 10.
+fn a_running_gang_and_narrow_jobs(narrow: usize) -> Scenario {
+    let mut s = scenario(2, &vec![(1, 10.0, 100.0); narrow]);
+    s.cluster = Cluster::new(vec![Flavor {
+        name: "gpu".into(),
+        slots: 2,
+        per_node: 2,
+    }])
+    .unwrap();
+    s.workload.jobs.insert(
+        0,
+        Job {
+            name: "gang".into(),
+            user: 0,
+            arrival: 0.0,
+            durations: vec![Some(10_000.0)],
+            estimates: vec![None],
+            width: Width {
+                per_node: 2,
+                nodes: 1,
+            },
+        },
+    );
+    s
+}
+
+#[test]
+fn a_running_gang_gives_way_to_as_many_short_jobs_when_the_total_gains_enough() {
+    // At the round at 360 s each 100 s job would finish at 9,740 s, behind
+    // the gang; on its slots now both finish at 460 s, and the gang, one
+    // job, finishes 130 s later (their run and the 30 s restart): a gain
+    // of 2 x 9,640 - 130 s, over six rounds. The gang is stopped once, at
+    // 360 s, and restarts when they end.
+    let s = a_running_gang_and_narrow_jobs(2);
+    let mut policy = preemptive(1e9, true);
+    let out = run(&s, &mut policy, 30.0);
+    assert_eq!(policy.stopped, vec![(0, 360.0)]);
+    for o in &out[1..] {
+        assert_eq!((o.start, o.finish), (360.0, 460.0));
+    }
+    assert_eq!(out[0].preemptions, 1);
+    assert_eq!(out[0].finish, 460.0 + 30.0 + 9_640.0);
+    // One short job alone would leave a slot of the gang idle: nothing is
+    // stopped, and it waits for the gang.
+    let s = a_running_gang_and_narrow_jobs(1);
+    let mut policy = preemptive(1e9, true);
+    let out = run(&s, &mut policy, 30.0);
+    assert!(policy.stopped.is_empty(), "{:?}", policy.stopped);
+    assert_eq!((out[0].finish, out[1].start), (10_000.0, 10_000.0));
+    // Overdue-only, the gang is never stopped for them.
+    let s = a_running_gang_and_narrow_jobs(2);
+    let mut policy = preemptive(1e9, false);
+    let out = run(&s, &mut policy, 30.0);
+    assert!(policy.stopped.is_empty(), "{:?}", policy.stopped);
+    assert_eq!(out[0].finish, 10_000.0);
+}
+
+#[test]
+fn a_gang_that_waited_past_half_the_bound_to_restart_is_not_stopped_again_for_total_jct() {
+    // The gang (100,000 s) gives way at 360 s to two 700 s jobs, and
+    // restarts when they end, at 1,060 s: it waited 700 s, past half the
+    // 1,000 s bound. Two 100 s jobs arriving at 2,000 s would gain far
+    // more than six rounds on its slots, but it is not stopped again:
+    // they wait for it to end.
+    let mut s = a_running_gang_and_narrow_jobs(2);
+    s.workload.jobs[0].durations = vec![Some(100_000.0)];
+    for job in &mut s.workload.jobs[1..] {
+        job.durations = vec![Some(700.0)];
+    }
+    let late = Job {
+        arrival: 2_000.0,
+        durations: vec![Some(100.0)],
+        ..s.workload.jobs[1].clone()
+    };
+    s.workload.jobs.push(late.clone());
+    s.workload.jobs.push(late);
+    let mut policy = preemptive(1_000.0, true);
+    let out = run(&s, &mut policy, 30.0);
+    assert_eq!(policy.stopped, vec![(0, 360.0)]);
+    assert_eq!(out[0].preemptions, 1);
+    assert_eq!(out[0].finish, 1_060.0 + 30.0 + 99_640.0);
+    for o in &out[3..] {
+        assert_eq!(o.start, out[0].finish);
+    }
+}
