@@ -178,23 +178,7 @@ fn h_exclude_nodelist_and_constraint_hold() {
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn i_an_array_runs_where_its_hint_says() {
     let c = Cluster::start(&[], PREEMPTIVE);
-    let array = c.submit(
-        &[
-            "--array=0-5",
-            "-p",
-            "cpu,gpu",
-            "--comment",
-            &hint(2.0, 30.0),
-        ],
-        2.0,
-        30.0,
-    );
-    c.wait_array_done(array, Duration::from_secs(90));
-    let records = c.records();
-    assert_eq!(records.len(), 6, "{records:?}");
-    for (id, r) in &records {
-        assert_eq!(r.partition, "gpu", "task {id}: {r:?}");
-    }
+    every_task_runs_on_the_gpus(&c, "0-5", "cpu,gpu", 2.0, 6, 90);
     // Operators see fairmatch's cycles where the main scheduler's were.
     let sdiag = c.sdiag();
     let cycles: u64 = sdiag
@@ -216,14 +200,34 @@ fn i_an_array_started_one_task_at_a_time_runs_its_last_task() {
     // no task bitmap. Before the plan counted that record as a pending
     // job, the last task waited for ever.
     let c = Cluster::start(&[], PREEMPTIVE);
+    every_task_runs_on_the_gpus(&c, "0-2%1", "gpu", 1.0, 3, 60);
+}
+
+/// Submits an array of `tasks` tasks (`--array=spec`) to `partitions`,
+/// `gpu` s on a GPU and 30 s on a CPU as its hint says, waits up to
+/// `timeout` seconds for it, and checks every task ran, on the GPUs.
+fn every_task_runs_on_the_gpus(
+    c: &Cluster,
+    spec: &str,
+    partitions: &str,
+    gpu: f64,
+    tasks: usize,
+    timeout: u64,
+) {
     let array = c.submit(
-        &["--array=0-2%1", "-p", "gpu", "--comment", &hint(1.0, 30.0)],
-        1.0,
+        &[
+            &format!("--array={spec}"),
+            "-p",
+            partitions,
+            "--comment",
+            &hint(gpu, 30.0),
+        ],
+        gpu,
         30.0,
     );
-    c.wait_array_done(array, Duration::from_secs(60));
+    c.wait_array_done(array, Duration::from_secs(timeout));
     let records = c.records();
-    assert_eq!(records.len(), 3, "{records:?}");
+    assert_eq!(records.len(), tasks, "{records:?}");
     for (id, r) in &records {
         assert_eq!(r.partition, "gpu", "task {id}: {r:?}");
     }
