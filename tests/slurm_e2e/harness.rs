@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub fn repo() -> PathBuf {
@@ -142,6 +143,10 @@ impl Cluster {
         std::fs::write(&script, JOB_SCRIPT).unwrap();
         run(Command::new("chmod").arg("+x").arg(&script));
         let plugins = plugin_dir();
+        // Clusters started at once could draw the same block of ports
+        // before either listens; one start at a time sees the other's.
+        static STARTING: Mutex<()> = Mutex::new(());
+        let _one_at_a_time = STARTING.lock().unwrap_or_else(|e| e.into_inner());
         let mut cmd = Command::new(repo().join("scripts/slurm-cluster.sh"));
         cmd.arg("start")
             .arg(dir.path())
@@ -514,7 +519,23 @@ impl Drop for Cluster {
     }
 }
 
-/// Runs a command, panicking with its output if it fails.
+/// Runs `run` on each of `args` at once, each on a cluster of its own,
+/// and returns the results in order. Their jobs sleep, so the
+/// clusters share the wall clock more than the CPU: side-by-side runs
+/// whose checks compare them with each other take the time of the longest.
+/// A run whose check holds it to a prediction (a twin, a calibrated
+/// overhead) runs alone, where the other clusters cannot slow it.
+pub fn concurrently<A: Send, T: Send>(args: Vec<A>, run: impl Fn(A) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|s| {
+        let run = &run;
+        let handles: Vec<_> = args.into_iter().map(|a| s.spawn(move || run(a))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
 /// The schedulers a side-by-side scenario runs under: backfill, then
 /// fairmatch; fairmatch alone with `FAIRMATCH_SKIP_REFERENCE` (a later
 /// release's run, where 22.05's already compares).
@@ -526,6 +547,7 @@ pub fn schedulers() -> &'static [&'static str] {
     }
 }
 
+/// Runs a command, panicking with its output if it fails.
 pub fn run(cmd: &mut Command) -> Output {
     let out = cmd
         .output()

@@ -157,9 +157,10 @@ const TESTBED_CLUSTER: &[&str] = &["--cpus", "4", "--gpus", "2", "--gpu-node-cpu
 
 /// Submits the scaled testbed so that every job becomes eligible in the
 /// same second (`--begin` a few seconds ahead); returns job ids in workload
-/// order and that instant.
+/// order and that instant. Ten seconds cover 40 submissions while another
+/// cluster takes its own.
 fn submit_testbed(c: &Cluster, s: &Scenario, extra: &[&str]) -> (Vec<u32>, f64) {
-    let begin = (now() + 4.0).ceil();
+    let begin = (now() + 10.0).ceil();
     let at = harness::local_time(begin);
     let ids: Vec<u32> = s
         .workload
@@ -427,11 +428,8 @@ fn f_side_by_side_with_backfill() {
         .iter()
         .map(|u| u.name.clone())
         .collect();
-    let mut rows = Vec::new();
-    for (label, sched) in [
-        ("sched/backfill", "sched/backfill"),
-        ("sched/fairmatch", "sched/fairmatch"),
-    ] {
+    // Both on one machine at once: each pays the other's launches alike.
+    let rows = harness::concurrently(vec!["sched/backfill", "sched/fairmatch"], |sched| {
         let mut options = TESTBED_CLUSTER.to_vec();
         options.extend(["--sched", sched]);
         let c = Cluster::start(&options, "IntervalMs=100\nFairshareBy=account\nAlpha=1\n");
@@ -443,8 +441,8 @@ fn f_side_by_side_with_backfill() {
             .zip(&scenario.workload.jobs)
             .map(|(&id, j)| (j.user, (c.record(id).end - released) / scale))
             .collect();
-        rows.push((label, jct));
-    }
+        (sched, jct)
+    });
     println!("\nSide by side, AlloX testbed scaled by {scale}, JCT in unscaled seconds:");
     print!("{:<16} {:>9}", "scheduler", "avg JCT");
     for u in &users {

@@ -6,7 +6,7 @@
 //! speed. The simulator's prediction of fairmatch's run is checked
 //! against it: the digital twin with gangs.
 
-use super::harness::{local_time, now, Cluster};
+use super::harness::{self, local_time, now, Cluster};
 use super::{calibrate_overhead, FAST};
 use fairmatch::metrics::JobOutcome;
 use fairmatch::model::{Cluster as SimCluster, Flavor, Job, Scenario, User, Width, Workload};
@@ -116,7 +116,7 @@ fn run(sched: &str, users: Users) -> Run {
     } else {
         0.0
     };
-    let released = (now() + 5.0).ceil();
+    let released = (now() + 10.0).ceil();
     let begin = format!("--begin={}", local_time(released));
     let ids: Vec<u32> = ORDER
         .chars()
@@ -275,8 +275,11 @@ fn multi_node_jobs_beside_backfill() {
     let alone = std::env::var_os("FAIRMATCH_SKIP_REFERENCE").is_some();
     let mut runs = Vec::new();
     if !alone {
-        runs.push(run("sched/backfill", Users::Untyped));
-        runs.push(run("sched/backfill", Users::PinFast));
+        // At once; fairmatch's run, held to its twin, alone.
+        runs.extend(harness::concurrently(
+            vec![Users::Untyped, Users::PinFast],
+            |u| run("sched/backfill", u),
+        ));
     }
     runs.push(run("sched/fairmatch", Users::Untyped));
     let best_backfill = runs[..runs.len() - 1]
