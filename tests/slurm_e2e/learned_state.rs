@@ -380,8 +380,11 @@ fn import_sacct(c: &Cluster, jobs: usize) {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn u_an_account_that_used_the_cluster_waits_behind_one_that_did_not_after_a_restart() {
-    for sched in harness::schedulers() {
-        let (first, heavy, light) = first_after_restart(sched);
+    // Orders, not times, are checked: both at once.
+    let runs = harness::concurrently(harness::schedulers().to_vec(), |sched| {
+        (sched, first_after_restart(sched))
+    });
+    for (sched, (first, heavy, light)) in runs {
         eprintln!(
             "fair share after a restart: under {sched} job {first} started first \
              (heavy {heavy:?}, light {light:?})"
@@ -448,8 +451,10 @@ fn first_under_fair_tree(sched: &str) -> (u32, Vec<u32>, Vec<u32>) {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh"]
 fn u_fair_tree_puts_a_fresh_account_tree_before_a_used_one() {
-    for sched in harness::schedulers() {
-        let (first, phys, bio) = first_under_fair_tree(sched);
+    let runs = harness::concurrently(harness::schedulers().to_vec(), |sched| {
+        (sched, first_under_fair_tree(sched))
+    });
+    for (sched, (first, phys, bio)) in runs {
         eprintln!(
             "fair tree: under {sched} job {first} started first (phys_b {phys:?}, bio_a {bio:?})"
         );

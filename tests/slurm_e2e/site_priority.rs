@@ -89,17 +89,18 @@ fn first_wave(
     first
 }
 
-/// Runs `scenario` under backfill and fairmatch; both must start `want`
-/// (indices into the queued jobs) first.
+/// Runs `scenario` under backfill and fairmatch, at once (the order is
+/// checked, not the times); both must start `want` (indices into the
+/// queued jobs) first.
 fn side_by_side(
     label: &str,
     options: &[&str],
-    extra: impl Fn(usize) -> Vec<String> + Copy,
-    prepare: impl Fn(&Cluster, &[u32]) + Copy,
-    setup: impl Fn(&Cluster) + Copy,
+    extra: impl Fn(usize) -> Vec<String> + Copy + Sync,
+    prepare: impl Fn(&Cluster, &[u32]) + Copy + Sync,
+    setup: impl Fn(&Cluster) + Copy + Sync,
     want: &[usize],
 ) {
-    for sched in harness::schedulers() {
+    harness::concurrently(harness::schedulers().to_vec(), |sched| {
         let c = cluster(sched, options);
         setup(&c);
         let mut queued = Vec::new();
@@ -110,7 +111,7 @@ fn side_by_side(
         let wanted: Vec<u32> = want.iter().map(|&i| queued[i]).collect();
         eprintln!("{label}: under {sched} the first to start were {first:?}, wanted {wanted:?}");
         assert_eq!(first, wanted, "{sched}: {label}\n{}", c.log_tail());
-    }
+    });
 }
 
 #[test]
