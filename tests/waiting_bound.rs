@@ -489,30 +489,36 @@ fn a_running_gang_gives_way_to_as_many_short_jobs_when_the_total_gains_enough() 
 }
 
 #[test]
-fn a_gang_that_waited_past_half_the_bound_to_restart_is_not_stopped_again_for_total_jct() {
-    // The gang (100,000 s) gives way at 360 s to two 700 s jobs, and
-    // restarts when they end, at 1,060 s: it waited 700 s, past half the
-    // 1,000 s bound. Two 100 s jobs arriving at 2,000 s would gain far
-    // more than six rounds on its slots, but it is not stopped again:
-    // they wait for it to end.
-    let mut s = a_running_gang_and_narrow_jobs(2);
+fn a_gang_that_gave_way_is_overdue_at_three_quarters_of_the_bound() {
+    // The gang (100,000 s) gives way at 360 s to two of the 1,000 s jobs
+    // that arrive two every 1,000 s from t = 10, each shorter than it: the
+    // plan, shortest first, would start it again only once the stream
+    // ends. Owed its restart, it is overdue 3,000 s after each stop (3/4
+    // of the 4,000 s bound), not 4,000 s, and clears its node at the first
+    // round where the jobs there are past their minimum run: each wait
+    // ends before the bound itself. Overdue at the bound, it waited 5,000 s.
+    let mut s = a_running_gang_and_narrow_jobs(0);
     s.workload.jobs[0].durations = vec![Some(100_000.0)];
-    for job in &mut s.workload.jobs[1..] {
-        job.durations = vec![Some(700.0)];
-    }
-    let late = Job {
-        arrival: 2_000.0,
-        durations: vec![Some(100.0)],
-        ..s.workload.jobs[1].clone()
+    let narrow = |arrival: f64| Job {
+        name: format!("n{arrival}"),
+        user: 1,
+        arrival,
+        durations: vec![Some(1_000.0)],
+        estimates: vec![None],
+        width: Width::ONE,
     };
-    s.workload.jobs.push(late.clone());
-    s.workload.jobs.push(late);
-    let mut policy = preemptive(1_000.0, true);
-    let out = run(&s, &mut policy, 30.0);
-    assert_eq!(policy.stopped, vec![(0, 360.0)]);
-    assert_eq!(out[0].preemptions, 1);
-    assert_eq!(out[0].finish, 1_060.0 + 30.0 + 99_640.0);
-    for o in &out[3..] {
-        assert_eq!(o.start, out[0].finish);
+    for k in 0..20 {
+        s.workload.jobs.push(narrow(10.0 + 1_000.0 * k as f64));
+        s.workload.jobs.push(narrow(10.0 + 1_000.0 * k as f64));
     }
+    let bound = 4_000.0;
+    let mut policy = preemptive(bound, true);
+    let out = run(&s, &mut policy, 30.0);
+    assert_eq!(policy.stopped.first(), Some(&(0, 360.0)));
+    let gang = &out[0];
+    assert!(
+        gang.longest_wait > 0.75 * bound && gang.longest_wait < bound,
+        "the gang waited {} s at a stretch",
+        gang.longest_wait
+    );
 }

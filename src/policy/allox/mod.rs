@@ -89,6 +89,9 @@ pub struct Allox {
     /// start: the gang plan puts them first, so the slots cleared for
     /// them are theirs.
     cleared_for: IdMap<()>,
+    /// The gangs that gave way for total JCT, until they end: each is owed
+    /// its restart, overdue at [`preemption::OWED_SHARE`] of the bound.
+    gave_way: IdMap<()>,
     /// The share of each flavor's machines overdue jobs may hold at once
     /// without preemption, and of the cluster's slots overdue jobs are
     /// served first on while a gang waits (see `overdue`, `gangs`).
@@ -140,6 +143,7 @@ impl Allox {
             requeued: IdMap::default(),
             stopped_for: IdMap::default(),
             cleared_for: IdMap::default(),
+            gave_way: IdMap::default(),
             tier_share: overdue::TIER_SHARE,
             held: Vec::new(),
             forecast: Vec::new(),

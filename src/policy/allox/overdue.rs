@@ -47,6 +47,7 @@
 //! overdue jobs of every width first, oldest first, within the tier's
 //! share of the cluster's slots.
 
+use super::preemption::OWED_SHARE;
 use super::Allox;
 use crate::model::best_flavor;
 use crate::policy::{job_share, PendingJob, Start, View};
@@ -95,12 +96,20 @@ impl Allox {
 
     /// The wait after which `job` is overdue: [`Allox::max_wait`], or
     /// with preemption sooner, at its wait factor times its fastest
-    /// estimate. `None` when neither bound is set.
+    /// estimate, and for a gang that gave way for total JCT at
+    /// [`OWED_SHARE`] of the bound. `None` when neither bound is set.
     pub(super) fn bound_of(&self, view: &View<'_>, job: &PendingJob) -> Option<f64> {
         let relative = self.preemption.and_then(|rule| {
             best_flavor(&job.estimates, view.flavors).map(|(_, p)| rule.wait_factor * p.max(1.0))
         });
-        match (self.max_wait, relative) {
+        // A gang that gave way is owed its restart: overdue sooner, while
+        // the bound itself (`served_first`'s whole share, clearing beside
+        // idle slower nodes) stays every job's.
+        let owed = self.gave_way.contains_key(&job.id);
+        let absolute = self
+            .max_wait
+            .map(|bound| if owed { OWED_SHARE * bound } else { bound });
+        match (absolute, relative) {
             (Some(a), Some(r)) => Some(a.min(r)),
             (a, r) => a.or(r),
         }

@@ -49,15 +49,18 @@
 //! as SRPT would let them: on the full Philly trace most GPU time is held
 //! by gangs, and while only narrow jobs gave way, a narrow job of 1,000
 //! to 10,000 s waited 5,510 s for its first start on average, where SRPT
-//! started it within seconds. A gang that last waited past half the bound
-//! to restart is not stopped so again: the rule takes a stopped gang to
-//! restart once the newcomers end, and the plan, shortest first, puts a
-//! gang's long run last. Stopped again and again, two 8-GPU jobs of
-//! Philly waited over a day at a stretch (25.2 h).
+//! started it within seconds. The rule takes a stopped gang to restart once
+//! the newcomers end, but the plan, shortest first, puts a gang's long run
+//! last; so a gang that gave way is owed its restart: it is overdue at
+//! [`OWED_SHARE`] of the bound (`Allox::gave_way`), and the tier restarts
+//! it with room left before a day. Overdue at the bound itself, as other
+//! jobs, two 8-GPU jobs of Philly, stopped 6 and 18 times, waited over a
+//! day at a stretch (25.2 h): the tier needs hours past the bound to
+//! clear eight GPUs of one server.
 
 use super::overdue::soonest_finish;
 use super::Allox;
-use crate::policy::{PendingJob, RunningJob, View};
+use crate::policy::{PendingJob, View};
 
 /// How preemptive AlloX preempts.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -96,6 +99,18 @@ pub const WAIT_FACTOR: f64 = 10.0;
 /// on Google; at 6, 12 per job, 386,679 s on dev_seed1 (Gavel's own AlloX:
 /// 396,254 s) and a worst rho of 47; at 8 the average is back at Gavel's.
 pub const GAIN_ROUNDS: f64 = 6.0;
+
+/// The share of [`Allox::max_wait`] after which a gang that gave way for
+/// total JCT is overdue while it waits to restart (the bound itself, past
+/// which a job is served first whatever the backlog, stays every job's).
+/// Full Philly, preemptive, against SRPT's 16,530 s: at 1 (no change)
+/// 17,097 s with two jobs over a day at a stretch (25.2 h); at 3/4,
+/// 17,028 s with none (the longest 23.2 h). Keeping instead every gang
+/// that last waited past half the bound from giving way again took
+/// 18,090 s, and 22.8 to 36.2 h on Gavel's traces at 2x where 3/4 takes
+/// 19.0 to 27.8 h. Also past the bound at 3/4 (the whole share), it took
+/// 17,135 s with one over a day (24.3 h).
+pub const OWED_SHARE: f64 = 0.75;
 
 /// Gavel's round, in seconds.
 pub const ROUND: f64 = 360.0;
@@ -181,6 +196,7 @@ impl Allox {
                 *v = None;
             }
         }
+        let before_gain = stop.len();
         if rule.for_gain {
             self.preempt_for_gain(
                 view,
@@ -190,6 +206,12 @@ impl Allox {
                 &mut stop,
                 overdue_left,
             );
+        }
+        // Narrow jobs give way to one job each; the rest were gangs.
+        for &(id, _) in &stop[before_gain..] {
+            if slots_of[&id] > 1 {
+                self.gave_way.insert(id, ());
+            }
         }
         let now = view.now;
         self.stopped_for.clear();
@@ -240,16 +262,7 @@ impl Allox {
             })
             .collect();
         waiting.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.id.cmp(&b.0.id)));
-        // The rule takes a stopped gang to restart once the newcomers end;
-        // one that last waited past half the bound to restart shows the
-        // plan will not (a gang's work left puts it last), so it is not
-        // stopped again for total JCT.
-        let bound = self.max_wait.unwrap_or(f64::INFINITY);
-        let gangs = gang_victims(view, rule, stop, |r| {
-            self.requeued
-                .get(&r.id)
-                .is_some_and(|&at| r.started - at > bound / 2.0)
-        });
+        let gangs = gang_victims(view, rule, stop);
         // The jobs no narrow job gave way to, the overdue ones first
         // (oldest first), then the others shortest first, with their
         // soonest finish by waiting.
@@ -467,7 +480,7 @@ impl Allox {
     /// running,
     /// and the jobs preemption stopped others for that no longer wait.
     fn forget_finished(&mut self, view: &View<'_>) {
-        if self.requeued.is_empty() && self.cleared_for.is_empty() {
+        if self.requeued.is_empty() && self.cleared_for.is_empty() && self.gave_way.is_empty() {
             return;
         }
         let waiting: std::collections::HashSet<usize> = view.pending.iter().map(|j| j.id).collect();
@@ -475,21 +488,22 @@ impl Allox {
         self.requeued
             .retain(|id, _| waiting.contains(id) || running.contains(id));
         self.cleared_for.retain(|id, _| waiting.contains(id));
+        self.gave_way
+            .retain(|id, _| waiting.contains(id) || running.contains(id));
     }
 }
 
 /// The running gangs that may give way for total JCT (preemptible, past
-/// their minimum run, not stopped already, not `kept`): (id, machines,
-/// work left), the most work left first.
+/// their minimum run, not stopped already): (id, machines, work left),
+/// the most work left first.
 fn gang_victims(
     view: &View<'_>,
     rule: Preemption,
     stop: &[(usize, usize)],
-    kept: impl Fn(&RunningJob) -> bool,
 ) -> Vec<(usize, Vec<usize>, f64)> {
     let mut machines_of: crate::policy::IdMap<Vec<usize>> = Default::default();
     for r in view.running {
-        if r.preemptible && view.now - r.started >= rule.min_run && !kept(r) {
+        if r.preemptible && view.now - r.started >= rule.min_run {
             machines_of.entry(r.id).or_default().push(r.machine);
         }
     }
@@ -517,9 +531,8 @@ fn gang_victims(
 /// rounds, as in the narrow rule, but each newcomer needs only less work
 /// than the gang has left (SRPT's own rule): with the narrow rule's
 /// margin of six times, Gavel's generated traces at 2x took 25.9 to
-/// 38.9 h on average where they took 18.0 to 26.8 h (both before gangs
-/// that waited past half the bound were kept running), and at 1.5x were
-/// no better. Every slot must be taken: one the gang left idle would feed
+/// 38.9 h on average where they took 18.0 to 26.8 h (both with gangs
+/// overdue at the bound), and at 1.5x were no better. Every slot must be taken: one the gang left idle would feed
 /// the matching's next choice, which may hold it long past the
 /// newcomers and delay the gang's restart for nothing.
 fn preempt_gangs_for_gain(
