@@ -532,9 +532,10 @@ fn gang_victims(
 /// than the gang has left (SRPT's own rule): with the narrow rule's
 /// margin of six times, Gavel's generated traces at 2x took 25.9 to
 /// 38.9 h on average where they took 18.0 to 26.8 h (both with gangs
-/// overdue at the bound), and at 1.5x were no better. Every slot must be taken: one the gang left idle would feed
-/// the matching's next choice, which may hold it long past the
-/// newcomers and delay the gang's restart for nothing.
+/// overdue at the bound), and at 1.5x were no better. Every slot must be
+/// taken: one the gang left idle would feed the matching's next choice,
+/// which may hold it long past the newcomers and delay the gang's restart
+/// for nothing.
 fn preempt_gangs_for_gain(
     view: &View<'_>,
     rule: Preemption,
